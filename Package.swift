@@ -1,0 +1,51 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Steward",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "steward", targets: ["steward"]),
+    ],
+    targets: [
+        // C libraries from Debian, each behind one system-library target.
+        .systemLibrary(
+            name: "CPostgres",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
+        .systemLibrary(
+            name: "COpenSSL",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        .systemLibrary(
+            name: "CInih",
+            pkgConfig: "inih",
+            providers: [.apt(["libinih-dev"])]
+        ),
+
+        // One thin Swift layer over each C library; nothing above them imports C.
+        .target(name: "Postgres", dependencies: ["CPostgres", "Logging"]),
+        .target(name: "Crypto", dependencies: ["COpenSSL"]),
+        .target(name: "Config", dependencies: ["CInih"]),
+
+        // Concerns of Steward itself.
+        .target(name: "Logging"),
+        .target(name: "Migrations", dependencies: ["Postgres", "Crypto", "Logging"]),
+        .target(name: "CLI"),
+
+        // The executable only wires the modules together.
+        .executableTarget(
+            name: "steward",
+            dependencies: ["CLI", "Config", "Logging", "Postgres", "Migrations"]
+        ),
+
+        // Fixtures shared by every test target: the real database, the built binary.
+        .target(name: "TestSupport", dependencies: ["Postgres", "Logging"], path: "Tests/TestSupport"),
+        .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestSupport"]),
+        .testTarget(name: "MigrationsTests", dependencies: ["Migrations", "Postgres", "TestSupport"]),
+        .testTarget(name: "ConfigTests", dependencies: ["Config", "CLI"]),
+        .testTarget(name: "StewardTests", dependencies: ["Postgres", "TestSupport", "steward"]),
+    ]
+)

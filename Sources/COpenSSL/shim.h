@@ -1,0 +1,5 @@
+#ifndef STEWARD_COPENSSL_SHIM_H
+#define STEWARD_COPENSSL_SHIM_H
+#include <openssl/evp.h>
+#include <openssl/sha.h>
+#endif

@@ -1,0 +1,76 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
+
+
+/// Where log events go: one line each on standard error, as text or JSON.
+public final class LogSink: Sendable {
+    /// The line format.
+    public enum Format: String, Sendable {
+        /// Readable text: `time level label: message key=value …`.
+        case text
+        /// One JSON object a line, for log shippers.
+        case json
+    }
+
+    /// The minimum level written.
+    public let minimumLevel: LogLevel
+    /// The line format.
+    public let format: Format
+    private let journald: Bool
+    private let fd: Int32
+    private let lock = Mutex<Void>(())
+
+    /// A sink writing to `fd` (standard error by default); `<N>` priority prefixes when journald reads it.
+    public init(minimumLevel: LogLevel = .info, format: Format = .text, fd: Int32 = 2, journald: Bool? = nil) {
+        self.minimumLevel = minimumLevel
+        self.format = format
+        self.fd = fd
+        self.journald = journald ?? (getenv("JOURNAL_STREAM") != nil)
+    }
+
+    /// Writes one event, if its level passes the minimum.
+    public func write(level: LogLevel, label: String, message: String, metadata: [(String, String)]) {
+        guard level >= minimumLevel else { return }
+        var line = journald ? "<\(level.syslogPriority)>" : ""
+        switch format {
+        case .text:
+            if !journald { line += Self.timestamp() + " " }
+            line += "\(level.name) \(label): \(message)"
+            for (key, value) in metadata { line += " \(key)=\(Self.quoteIfNeeded(value))" }
+        case .json:
+            var fields = [("time", Self.timestamp()), ("level", level.name), ("logger", label), ("message", message)]
+            fields += metadata
+            line += "{" + fields.map { "\(JSONText.quote($0.0)):\(JSONText.quote($0.1))" }.joined(separator: ",") + "}"
+        }
+        line = line.replacing("\n", with: "\\n") + "\n"
+        lock.withLock { _ in
+            var bytes = Array(line.utf8)
+            var offset = 0
+            while offset < bytes.count {
+                let n = bytes.withUnsafeMutableBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
+                if n <= 0 { if errno == EINTR { continue }; break }
+                offset += n
+            }
+        }
+    }
+
+    static func quoteIfNeeded(_ value: String) -> String {
+        if value.isEmpty || value.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" }) {
+            return JSONText.quote(value)
+        }
+        return value
+    }
+
+    static func timestamp() -> String {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        var parts = tm()
+        var seconds = now.tv_sec
+        gmtime_r(&seconds, &parts)
+        let millis = now.tv_nsec / 1_000_000
+        func pad(_ v: Int32, _ w: Int = 2) -> String { let s = String(v); return String(repeating: "0", count: max(0, w - s.count)) + s }
+        return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1))-\(pad(parts.tm_mday))T\(pad(parts.tm_hour)):\(pad(parts.tm_min)):\(pad(parts.tm_sec)).\(pad(Int32(millis), 3))Z"
+    }
+}

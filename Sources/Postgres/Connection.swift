@@ -1,0 +1,168 @@
+internal import CPostgres
+#if canImport(Glibc)
+import Glibc
+#endif
+import Logging
+
+/// One libpq connection; owns the `PGconn` and frees it in `deinit`.
+///
+/// Calls block the calling thread: run them on a thread of their own, never on the cooperative pool.
+public final class Connection {
+    private let handle: OpaquePointer
+    private let notices: NoticeForwarder
+    /// Where the connection goes, safe to print.
+    public let target: ConnectionString
+
+    /// Connects with `application_name=steward`; throws `connectionFailed` with libpq's reason (no password in it).
+    public init(_ target: ConnectionString, logger: Logger = .silent, connectTimeoutSeconds: Int = 10) throws {
+        if target.looksLikeTransactionPooler {
+            throw PostgresError.transactionPooler(target)
+        }
+        let keywords = ["connect_timeout", "dbname", "application_name"]
+        let values = [String(connectTimeoutSeconds), target.raw, "steward"]
+        let handle: OpaquePointer? = withCStringArray(keywords) { k in
+            withCStringArray(values) { v in PQconnectdbParams(k, v, 1) }
+        }
+        guard let handle else {
+            throw PostgresError(kind: .connectionFailed, message: "out of memory while connecting to \(target)")
+        }
+        guard PQstatus(handle) == CONNECTION_OK else {
+            let reason = String(cString: PQerrorMessage(handle)).trimmingTrailingNewlines()
+            PQfinish(handle)
+            throw PostgresError(kind: .connectionFailed, message: "cannot connect to \(target): \(reason)")
+        }
+        self.handle = handle
+        self.target = target
+        self.notices = NoticeForwarder(logger: logger.named("postgres"))
+        PQsetNoticeReceiver(handle, { arg, result in
+            guard let arg, let result else { return }
+            Unmanaged<NoticeForwarder>.fromOpaque(arg).takeUnretainedValue().forward(result)
+        }, Unmanaged.passUnretained(notices).toOpaque())
+    }
+
+    deinit { PQfinish(handle) }
+
+    /// The server process serving this connection (`pg_backend_pid()`).
+    public var backendPID: Int { Int(PQbackendPID(handle)) }
+
+    /// The server version as a number (`150018` for 15.18).
+    public var serverVersion: Int { Int(PQserverVersion(handle)) }
+
+    /// True while the connection is usable.
+    public var isOpen: Bool { PQstatus(handle) == CONNECTION_OK }
+
+    /// A server parameter reported at start-up (`server_version`, `TimeZone`, …).
+    public func parameterStatus(_ name: String) -> String? {
+        PQparameterStatus(handle, name).map { String(cString: $0) }
+    }
+
+    /// Runs one statement with `$1…$n` parameters sent separately from the SQL text (never spliced in).
+    @discardableResult
+    public func query(_ sql: String, _ parameters: [(any PostgresBindable)?] = []) throws -> QueryResult {
+        let texts = parameters.map { $0?.postgresText }
+        let result: OpaquePointer? = withOptionalCStringArray(texts) { values in
+            PQexecParams(handle, sql, Int32(texts.count), nil, values, nil, nil, 0)
+        }
+        return try check(result, statement: sql)
+    }
+
+    /// Runs a script of one or more statements as the simple protocol does (no parameters).
+    @discardableResult
+    public func execute(_ script: String) throws -> QueryResult {
+        try check(PQexec(handle, script), statement: script)
+    }
+
+    /// Quotes a name for use as an identifier (`PQescapeIdentifier`), for names that come from config.
+    public func quoteIdentifier(_ name: String) throws -> String {
+        let bytes = Array(name.utf8)
+        guard let quoted = PQescapeIdentifier(handle, name, bytes.count) else {
+            throw PostgresError(kind: .invalidArgument, message: "cannot quote identifier: \(lastErrorMessage)")
+        }
+        defer { PQfreemem(quoted) }
+        return String(cString: quoted)
+    }
+
+    /// Sets a session setting (`statement_timeout`, `lock_timeout`, …) for the rest of the session.
+    public func setSession(_ name: String, _ value: String) throws {
+        try query("select set_config($1, $2, false)", [name, value])
+    }
+
+    /// Runs `body` in a transaction: commits when it returns, rolls back when it throws.
+    public func transaction<T>(_ body: (Connection) throws -> T) throws -> T {
+        try execute("begin")
+        do {
+            let value = try body(self)
+            try execute("commit")
+            return value
+        } catch {
+            if isOpen { _ = try? execute("rollback") }
+            throw error
+        }
+    }
+
+    /// Refuses a connection whose session state does not survive between statements (a transaction-mode pooler).
+    public func requireSessionState() throws {
+        let token = String(UInt64.random(in: 1...UInt64.max))
+        let first = try query("select set_config('steward.session_probe', $1, false), pg_backend_pid()", [token])
+        let second = try query("select current_setting('steward.session_probe', true), pg_backend_pid()")
+        let kept = try second.rows.first?.decode(String?.self, at: 0) == token
+        let samePID = try first.rows.first?.decode(Int.self, at: 1) == second.rows.first?.decode(Int.self, at: 1)
+        if !kept || !samePID { throw PostgresError.transactionPooler(target) }
+    }
+
+    private var lastErrorMessage: String { String(cString: PQerrorMessage(handle)).trimmingTrailingNewlines() }
+
+    private func check(_ result: OpaquePointer?, statement: String) throws -> QueryResult {
+        guard let result else {
+            let lost = PQstatus(handle) != CONNECTION_OK
+            throw PostgresError(kind: lost ? .connectionLost : .server, message: lastErrorMessage, statement: statement)
+        }
+        let owned = QueryResult(result)
+        switch PQresultStatus(result) {
+        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY, PGRES_SINGLE_TUPLE:
+            return owned
+        default:
+            var error = owned.error(statement: statement)
+            if PQstatus(handle) != CONNECTION_OK { error.kind = .connectionLost }
+            if error.message.isEmpty { error.message = lastErrorMessage }
+            throw error
+        }
+    }
+}
+
+extension PostgresError {
+    static func transactionPooler(_ target: ConnectionString) -> PostgresError {
+        PostgresError(
+            kind: .transactionPooler,
+            message: "\(target) is a transaction-mode pooler (Supavisor, port 6543): session locks and settings do not survive between statements",
+            hint: "use the direct connection (db.<ref>.supabase.co:5432) or the session pooler (port 5432 on the pooler host)")
+    }
+}
+
+/// Passes server notices (`NOTICE`, `WARNING`) to the log.
+final class NoticeForwarder {
+    let logger: Logger
+    init(logger: Logger) { self.logger = logger }
+
+    func forward(_ result: OpaquePointer) {
+        let field = { (code: Int32) in PQresultErrorField(result, code).map { String(cString: $0) } }
+        let severity = field(steward_pg_diag_severity) ?? "NOTICE"
+        let message = field(steward_pg_diag_message_primary) ?? ""
+        var metadata = [("severity", severity)]
+        if let state = field(steward_pg_diag_sqlstate) { metadata.append(("sqlstate", state)) }
+        if let detail = field(steward_pg_diag_message_detail) { metadata.append(("detail", detail)) }
+        logger.log(severity == "WARNING" ? .warning : .info, "server notice: \(message)", metadata)
+    }
+}
+
+func withCStringArray<R>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> R) -> R {
+    withOptionalCStringArray(strings.map(Optional.some)) { body($0) }
+}
+
+/// Lends `strings` to C as a NULL-terminated array of C strings (nil entries stay NULL).
+func withOptionalCStringArray<R>(_ strings: [String?], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> R) -> R {
+    let copies: [UnsafeMutablePointer<CChar>?] = strings.map { $0.map { strdup($0)! } }
+    defer { copies.forEach { free($0) } }
+    let pointers = copies.map { UnsafePointer($0) } + [nil]
+    return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
+}

@@ -1,0 +1,77 @@
+internal import CPostgres
+
+/// A libpq connection string (a `postgresql://` URL or `key=value` conninfo), parsed by libpq itself.
+public struct ConnectionString: Sendable, CustomStringConvertible {
+    /// The text as given; holds the password if the user put one in it, so never print it.
+    let raw: String
+    /// The parameters libpq read from it (`host`, `port`, `user`, `dbname`, `sslmode`, …).
+    public let parameters: [String: String]
+
+    /// Parses `text` with libpq's own parser; throws `invalidArgument` naming the problem (never the password).
+    public init(_ text: String) throws {
+        var errorMessage: UnsafeMutablePointer<CChar>?
+        guard let options = PQconninfoParse(text, &errorMessage) else {
+            let reason = errorMessage.map { String(cString: $0) } ?? "out of memory"
+            if let errorMessage { PQfreemem(errorMessage) }
+            throw PostgresError(kind: .invalidArgument,
+                                message: "invalid database URL: \(reason.trimmingTrailingNewlines())")
+        }
+        defer { PQconninfoFree(options) }
+        var parameters: [String: String] = [:]
+        var option = options
+        while let keyword = option.pointee.keyword {
+            if let value = option.pointee.val { parameters[String(cString: keyword)] = String(cString: value) }
+            option += 1
+        }
+        self.raw = text
+        self.parameters = parameters
+    }
+
+    /// A copy with `password` set (from a password file or credential); it stays out of `description`.
+    public func with(password: String) throws -> ConnectionString {
+        var text = raw
+        let escaped = password.replacing("\\", with: "\\\\").replacing("'", with: "\\'")
+        if text.hasPrefix("postgres://") || text.hasPrefix("postgresql://") {
+            // A URL cannot be mixed with key=value words, so carry the password as a percent-encoded query parameter.
+            let encoded = password.utf8.map { byte -> String in
+                let c = Character(UnicodeScalar(byte))
+                if c.isASCII && (c.isLetter || c.isNumber || "-._~".contains(c)) { return String(c) }
+                let hex = String(byte, radix: 16, uppercase: true)
+                return "%" + (hex.count == 1 ? "0" + hex : hex)
+            }.joined()
+            text += (text.contains("?") ? "&" : "?") + "password=" + encoded
+        } else {
+            text += " password='\(escaped)'"
+        }
+        return try ConnectionString(text)
+    }
+
+    public var host: String { parameters["host"] ?? parameters["hostaddr"] ?? "localhost" }
+    public var port: Int? { parameters["port"].flatMap { Int($0) } }
+    public var user: String? { parameters["user"] }
+    public var database: String? { parameters["dbname"] }
+    public var sslMode: String? { parameters["sslmode"] }
+    public var hasPassword: Bool { !(parameters["password"] ?? "").isEmpty }
+
+    /// Port 6543 is where Supabase's pooler answers in transaction mode.
+    public var looksLikeTransactionPooler: Bool { port == 6543 }
+
+    /// A safe rendering for logs and errors: `postgresql://user@host:port/db?sslmode=…`, never the password.
+    public var description: String {
+        var text = "postgresql://"
+        if let user { text += user + (hasPassword ? ":***" : "") + "@" }
+        text += host
+        if let port { text += ":\(port)" }
+        text += "/" + (database ?? "")
+        if let sslMode { text += "?sslmode=" + sslMode }
+        return text
+    }
+}
+
+extension String {
+    func trimmingTrailingNewlines() -> String {
+        var s = self
+        while s.last == "\n" || s.last == " " { s.removeLast() }
+        return s
+    }
+}

@@ -1,0 +1,66 @@
+/// A Swift type that can be read from a cell in Postgres' text format.
+public protocol PostgresDecodable {
+    /// Decodes `text` (nil for NULL) from `column`; throws `decoding` naming the column.
+    static func decode(_ text: String?, column: String) throws -> Self
+}
+
+/// A non-optional type decoded from non-NULL text.
+public protocol PostgresTextDecodable: PostgresDecodable {
+    init?(postgresText: String)
+}
+
+extension PostgresTextDecodable {
+    public static func decode(_ text: String?, column: String) throws -> Self {
+        guard let text else {
+            throw PostgresError(kind: .decoding, message: "column \"\(column)\" is NULL, expected \(Self.self)")
+        }
+        guard let value = Self(postgresText: text) else {
+            throw PostgresError(kind: .decoding, message: "column \"\(column)\": cannot read \"\(text.prefix(40))\" as \(Self.self)")
+        }
+        return value
+    }
+}
+
+extension Optional: PostgresDecodable where Wrapped: PostgresDecodable {
+    public static func decode(_ text: String?, column: String) throws -> Wrapped? {
+        guard let text else { return nil }
+        return try Wrapped.decode(text, column: column)
+    }
+}
+
+extension String: PostgresTextDecodable {
+    public init?(postgresText: String) { self = postgresText }
+}
+
+extension Int: PostgresTextDecodable {
+    public init?(postgresText: String) { self.init(postgresText) }
+}
+
+extension Int64: PostgresTextDecodable {
+    public init?(postgresText: String) { self.init(postgresText) }
+}
+
+extension Double: PostgresTextDecodable {
+    public init?(postgresText: String) { self.init(postgresText) }
+}
+
+extension Bool: PostgresTextDecodable {
+    public init?(postgresText: String) {
+        switch postgresText {
+        case "t", "true": self = true
+        case "f", "false": self = false
+        default: return nil
+        }
+    }
+}
+
+extension Array: PostgresDecodable where Element == String {
+    /// Reads a one-dimensional text array (`{a,"b c",NULL}`); NULL elements are dropped.
+    public static func decode(_ text: String?, column: String) throws -> [String] {
+        guard let text else { return [] }
+        guard let parsed = PostgresArrayText.parse(text) else {
+            throw PostgresError(kind: .decoding, message: "column \"\(column)\": cannot read \"\(text.prefix(40))\" as a text array")
+        }
+        return parsed.compactMap { $0 }
+    }
+}

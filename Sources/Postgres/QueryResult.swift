@@ -1,0 +1,49 @@
+internal import CPostgres
+
+/// The rows (or command status) of one statement; owns the `PGresult` and clears it in `deinit`.
+public final class QueryResult {
+    private let handle: OpaquePointer
+
+    init(_ handle: OpaquePointer) { self.handle = handle }
+    deinit { PQclear(handle) }
+
+    /// Column names, in order.
+    public var columns: [String] {
+        (0..<PQnfields(handle)).map { String(cString: PQfname(handle, $0)) }
+    }
+
+    /// Number of rows.
+    public var count: Int { Int(PQntuples(handle)) }
+
+    /// Rows affected by an INSERT/UPDATE/DELETE (`PQcmdTuples`), 0 for other commands.
+    public var affectedRows: Int { Int(String(cString: PQcmdTuples(handle))) ?? 0 }
+
+    /// Every row, as text cells (NULL kept distinct from the empty string).
+    public var rows: [Row] {
+        let names = columns
+        let width = Int(PQnfields(handle))
+        return (0..<count).map { r in
+            Row(columns: names, cells: (0..<width).map { c in
+                PQgetisnull(handle, Int32(r), Int32(c)) == 1 ? nil : String(cString: PQgetvalue(handle, Int32(r), Int32(c)))
+            })
+        }
+    }
+
+    func error(statement: String) -> PostgresError {
+        let field = { (code: Int32) in PQresultErrorField(self.handle, code).map { String(cString: $0) } }
+        var error = PostgresError(
+            kind: .server,
+            message: field(steward_pg_diag_message_primary) ?? String(cString: PQresultErrorMessage(handle)).trimmingTrailingNewlines(),
+            sqlState: field(steward_pg_diag_sqlstate),
+            detail: field(steward_pg_diag_message_detail),
+            hint: field(steward_pg_diag_message_hint),
+            position: field(steward_pg_diag_statement_position).flatMap { Int($0) },
+            statement: statement)
+        error.severity = field(steward_pg_diag_severity)
+        error.context = field(steward_pg_diag_context)
+        error.schemaName = field(steward_pg_diag_schema_name)
+        error.tableName = field(steward_pg_diag_table_name)
+        error.constraintName = field(steward_pg_diag_constraint_name)
+        return error
+    }
+}

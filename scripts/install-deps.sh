@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Steward builds and tests with, if any is missing.
+# Safe to run again: does nothing when everything is there.
+set -euo pipefail
+
+packages=(pkg-config libpq-dev libssl-dev libinih-dev postgresql postgresql-contrib postgresql-client python3)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "install-deps: installing ${missing[*]}" >&2
+if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# The postgresql package would create and start a system cluster; Steward uses its own throwaway one.
+$SUDO mkdir -p /etc/postgresql-common/createcluster.d
+echo "create_main_cluster = false" | $SUDO tee /etc/postgresql-common/createcluster.d/steward-no-main.conf >/dev/null
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# A throwaway PostgreSQL cluster that behaves like a Supabase project's database.
+#
+#   scripts/local-db.sh start    initdb (first time), start, create roles and template databases
+#   scripts/local-db.sh stop     stop the cluster
+#   scripts/local-db.sh status   is it running?
+#   scripts/local-db.sh url      print the URL Steward uses (role postgres, database steward_demo)
+#   scripts/local-db.sh reset    stop and delete everything
+#   scripts/local-db.sh newdb NAME [legacy|2026]   create a database with the local shim applied
+#
+# Environment: STEWARD_PG_DIR (default .local/pg), STEWARD_PG_PORT (default 54329).
+# The cluster runs as the OS user postgres (PostgreSQL refuses root); its superuser is supabase_admin,
+# and Steward logs in as postgres (not superuser, BYPASSRLS), as on the platform.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+dir=${STEWARD_PG_DIR:-$root/.local/pg}
+port=${STEWARD_PG_PORT:-54329}
+bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)
+password=steward-local
+admin_url="postgresql://supabase_admin:$password@127.0.0.1:$port"
+
+as_postgres() {
+  if [ "$(id -un)" = postgres ]; then "$@"; else runuser -u postgres -- "$@"; fi
+}
+
+psql_admin() { # database, then psql arguments
+  local db=$1; shift
+  PGCONNECT_TIMEOUT=10 psql "$admin_url/$db" -X -q -v ON_ERROR_STOP=1 "$@"
+}
+
+ensure_installed() {
+  if [ -z "$bin" ] || [ ! -x "$bin/initdb" ]; then
+    "$root/scripts/install-deps.sh"
+    bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
+  fi
+}
+
+# PostgreSQL runs as the OS user postgres: the data folder must be reachable by it.
+prepare_dir() {
+  mkdir -p "$dir"
+  if ! as_postgres test -x "$dir" 2>/dev/null; then
+    echo "local-db: $dir is not reachable by the OS user postgres (a parent folder is private)" >&2
+    echo "local-db: set STEWARD_PG_DIR to a folder under /tmp or /var/tmp" >&2
+    exit 1
+  fi
+  chown postgres: "$dir" 2>/dev/null || true
+}
+
+new_database() { # name, grant mode
+  local name=$1 mode=${2:-2026}
+  psql_admin postgres -c "create database \"$name\" owner postgres" >/dev/null
+  psql_admin "$name" -f "$root/sql/local/10_auth.sql" -f "$root/sql/local/20_storage.sql" \
+    -f "$root/sql/local/30_public_$mode.sql" >/dev/null
+}
+
+start() {
+  ensure_installed
+  prepare_dir
+  if [ ! -f "$dir/data/PG_VERSION" ]; then
+    as_postgres mkdir -p "$dir/data"
+    local pwfile="$dir/.pwfile"
+    echo "$password" > "$pwfile"; chown postgres: "$pwfile"; chmod 600 "$pwfile"
+    as_postgres "$bin/initdb" -D "$dir/data" -U supabase_admin --pwfile="$pwfile" \
+      --auth-local=peer --auth-host=scram-sha-256 -E UTF8 --locale=C.UTF-8 >/dev/null
+    rm -f "$pwfile"
+    cat >> "$dir/data/postgresql.conf" <<CONF
+listen_addresses = '127.0.0.1'
+port = $port
+unix_socket_directories = ''
+fsync = off
+synchronous_commit = off
+full_page_writes = off
+max_connections = 200
+shared_buffers = 128MB
+log_min_messages = warning
+CONF
+  fi
+  if ! as_postgres "$bin/pg_ctl" -D "$dir/data" status >/dev/null 2>&1; then
+    as_postgres "$bin/pg_ctl" -D "$dir/data" -l "$dir/data/server.log" -w -t 60 start >/dev/null
+  fi
+  psql_admin postgres -f "$root/sql/local/00_roles.sql" >/dev/null
+  for mode in legacy 2026; do
+    local template="steward_template_$mode"
+    if [ -z "$(psql_admin postgres -tAc "select 1 from pg_database where datname = '$template'")" ]; then
+      new_database "$template" "$mode"
+      psql_admin postgres -c "alter database \"$template\" with is_template true" >/dev/null
+    fi
+  done
+  echo "local-db: running on 127.0.0.1:$port (data in $dir/data)" >&2
+}
+
+stop() {
+  [ -n "$bin" ] && [ -f "$dir/data/PG_VERSION" ] || return 0
+  as_postgres "$bin/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null 2>&1 || true
+}
+
+case "${1:-}" in
+  start) start ;;
+  stop) stop ;;
+  status) as_postgres "$bin/pg_ctl" -D "$dir/data" status ;;
+  url) echo "postgresql://postgres:$password@127.0.0.1:$port/${2:-steward_demo}" ;;
+  admin-url) echo "$admin_url/${2:-postgres}" ;;
+  newdb) new_database "${2:?database name}" "${3:-2026}" ;;
+  reset) stop; rm -rf "$dir" ;;
+  *) sed -n '2,14p' "$0" >&2; exit 64 ;;
+esac

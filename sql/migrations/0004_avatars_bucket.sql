@@ -1,0 +1,3 @@
+-- Set up Storage!
+insert into storage.buckets (id, name)
+  values ('avatars', 'avatars');
