@@ -1,0 +1,96 @@
+import Postgres
+
+/// Steward's own bookkeeping in the `steward` schema: created and upgraded by Steward, never by the app's files.
+public struct HistoryStore {
+    /// One row of `steward.schema_migrations`.
+    public struct Entry: Sendable, Equatable {
+        public let version: String
+        public let name: String
+        public let checksum: String
+        public let normalizedChecksum: String
+        public let appliedAt: String
+        public let appliedBy: String
+        public let durationMilliseconds: Double
+        public let stewardVersion: String
+        /// `apply` or `adopt`.
+        public let method: String
+    }
+
+    /// Steward's own schema changes, in order; applied under the migration lock, each in its own transaction.
+    static let bookkeeping: [String] = [
+        """
+        create schema if not exists steward;
+        comment on schema steward is 'Steward bookkeeping: migration history and job runs. Managed by Steward itself.';
+        create table steward.bookkeeping_version (
+          version integer primary key,
+          applied_at timestamptz not null default now()
+        );
+        create table steward.schema_migrations (
+          version text primary key,
+          name text not null,
+          checksum text not null,
+          normalized_checksum text not null,
+          applied_at timestamptz not null default now(),
+          applied_by text not null default current_user,
+          duration_ms double precision not null,
+          steward_version text not null,
+          method text not null default 'apply' check (method in ('apply', 'adopt'))
+        );
+        """,
+    ]
+
+    let connection: Connection
+
+    public init(connection: Connection) { self.connection = connection }
+
+    /// True once the `steward` history table exists.
+    public func exists() throws -> Bool {
+        try connection.query("select to_regclass('steward.schema_migrations') is not null").rows[0].decode(Bool.self, at: 0)
+    }
+
+    /// Creates or upgrades the `steward` schema; call while holding the migration lock.
+    public func prepare() throws {
+        let current: Int
+        if try connection.query("select to_regclass('steward.bookkeeping_version') is not null").rows[0].decode(Bool.self, at: 0) {
+            current = try connection.query("select coalesce(max(version), 0) from steward.bookkeeping_version").rows[0].decode(Int.self, at: 0)
+        } else {
+            current = 0
+        }
+        guard current <= Self.bookkeeping.count else {
+            throw PostgresError(kind: .invalidArgument,
+                message: "the steward schema is at version \(current), newer than this Steward knows (\(Self.bookkeeping.count)); upgrade Steward")
+        }
+        for (index, script) in Self.bookkeeping.enumerated() where index + 1 > current {
+            try connection.transaction { c in
+                try c.execute(script)
+                try c.query("insert into steward.bookkeeping_version (version) values ($1)", [index + 1])
+            }
+        }
+    }
+
+    /// Every applied migration, in version order; empty when the schema does not exist yet.
+    public func entries() throws -> [Entry] {
+        guard try exists() else { return [] }
+        return try connection.query("""
+            select version, name, checksum, normalized_checksum,
+                   to_char(applied_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') as applied_at,
+                   applied_by, duration_ms, steward_version, method
+            from steward.schema_migrations
+            """).rows.map { row in
+            Entry(version: try row.decode(String.self, "version"), name: try row.decode(String.self, "name"),
+                  checksum: try row.decode(String.self, "checksum"),
+                  normalizedChecksum: try row.decode(String.self, "normalized_checksum"),
+                  appliedAt: try row.decode(String.self, "applied_at"), appliedBy: try row.decode(String.self, "applied_by"),
+                  durationMilliseconds: try row.decode(Double.self, "duration_ms"),
+                  stewardVersion: try row.decode(String.self, "steward_version"), method: try row.decode(String.self, "method"))
+        }.sorted { MigrationSource.versionOrder($0.version, $1.version) }
+    }
+
+    /// Records `file` as applied (inside the caller's transaction, so the row and the change commit together).
+    public func record(_ file: MigrationFile, durationMilliseconds: Double, method: String, stewardVersion: String) throws {
+        try connection.query("""
+            insert into steward.schema_migrations (version, name, checksum, normalized_checksum, duration_ms, steward_version, method)
+            values ($1, $2, $3, $4, $5, $6, $7)
+            """, [file.version, file.name, file.checksum, file.normalizedChecksum, durationMilliseconds, stewardVersion, method])
+    }
+}

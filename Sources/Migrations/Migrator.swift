@@ -1,0 +1,184 @@
+import Logging
+import Postgres
+
+/// Applies migration files to one database: one transaction per file, history written in it, under the lock.
+public struct Migrator {
+    /// Knobs of one run.
+    public struct Options: Sendable {
+        public var dryRun = false
+        public var adopt = false
+        public var allowOutOfOrder = false
+        public var allowMissing = false
+        /// How long to wait for another migrator's lock.
+        public var lockWaitSeconds: Double = 60
+        /// `lock_timeout` for each statement, so a migration never queues behind the app's long locks for ever.
+        public var lockTimeout = "10s"
+        /// `statement_timeout` for each statement (`0` = none).
+        public var statementTimeout = "0"
+        /// Written into each history row.
+        public var stewardVersion = "dev"
+
+        public init() {}
+    }
+
+    /// What a run did (or, dry, would do).
+    public struct Report: Sendable {
+        public var applied: [(file: String, milliseconds: Double)] = []
+        public var adopted: [String] = []
+        public var alreadyApplied = 0
+        public var warnings: [String] = []
+        /// For dry runs: the files that would be applied.
+        public var plan: [MigrationFile] = []
+        public var dryRun = false
+    }
+
+    let connection: Connection
+    let source: MigrationSource
+    let logger: Logger
+
+    public init(connection: Connection, source: MigrationSource, logger: Logger) {
+        self.connection = connection
+        self.source = source
+        self.logger = logger
+    }
+
+    /// The current status, read-only (creates nothing, takes no lock).
+    public func status(options: Options = Options()) throws -> MigrationStatus {
+        MigrationStatus(source: source, history: try HistoryStore(connection: connection).entries(),
+                        allowOutOfOrder: options.allowOutOfOrder, allowMissing: options.allowMissing)
+    }
+
+    /// Brings the database up to date, or with `dryRun` only says what it would do.
+    public func migrate(options: Options) throws -> Report {
+        try prepareSession(options)
+        var report = Report()
+        report.dryRun = options.dryRun
+        if options.dryRun {
+            let status = try status(options: options)
+            guard status.problems.isEmpty else { throw MigrationError.drift(status.problems) }
+            report.warnings = status.warnings
+            report.alreadyApplied = status.items.filter { $0.state == .applied }.count
+            report.plan = status.pending
+            if options.adopt { report.plan = [] ; report.adopted = try adoptionPlan(status).map(\.fileName) }
+            return report
+        }
+
+        let lock = MigrationLock(connection: connection, logger: logger)
+        try lock.acquire(timeoutSeconds: options.lockWaitSeconds)
+        defer { try? lock.release() }
+
+        let history = HistoryStore(connection: connection)
+        try history.prepare()
+        let status = try status(options: options)
+        guard status.problems.isEmpty else { throw MigrationError.drift(status.problems) }
+        for warning in status.warnings { logger.warning(warning) }
+        report.warnings = status.warnings
+        report.alreadyApplied = status.items.filter { $0.state == .applied }.count
+
+        var pending = status.pending
+        if options.adopt {
+            let adoptable = try adoptionPlan(status)
+            try connection.transaction { _ in
+                for file in adoptable {
+                    try history.record(file, durationMilliseconds: 0, method: "adopt", stewardVersion: options.stewardVersion)
+                }
+            }
+            for file in adoptable { logger.info("adopted", [("file", file.fileName)]) }
+            report.adopted = adoptable.map(\.fileName)
+            pending.removeAll { file in adoptable.contains { $0.fileName == file.fileName } }
+        }
+
+        for file in pending {
+            let started = MigrationLock.now()
+            logger.info("applying", [("file", file.fileName), ("transactional", String(file.transactional))])
+            if file.transactional {
+                try applyInTransaction(file, history: history, options: options)
+            } else {
+                try applyStatementByStatement(file, history: history, options: options)
+            }
+            let ms = (MigrationLock.now() - started) * 1000
+            logger.info("applied", [("file", file.fileName), ("duration_ms", String(Int(ms.rounded())))])
+            report.applied.append((file.fileName, ms))
+        }
+        return report
+    }
+
+    /// The pending files that adoption would record: those whose objects the live catalog already has, exactly.
+    func adoptionPlan(_ status: MigrationStatus) throws -> [MigrationFile] {
+        let comparison = try CatalogProbe(connection: connection).compare(status.pending)
+        var differences: [String] = []
+        var adoptable: [MigrationFile] = []
+        var sawAbsent = false
+        for result in comparison {
+            switch result.presence {
+            case .present:
+                if sawAbsent {
+                    differences.append("\(result.file.fileName): its objects exist but an earlier file's do not; adopt needs the files in order")
+                } else if result.differences.isEmpty {
+                    adoptable.append(result.file)
+                }
+            case .absent:
+                sawAbsent = true
+            case .partial:
+                break
+            }
+            differences += result.differences.map { "\(result.file.fileName): \($0)" }
+        }
+        guard differences.isEmpty else { throw MigrationError.adoptionRefused(differences) }
+        return adoptable
+    }
+
+    private func prepareSession(_ options: Options) throws {
+        try connection.requireSessionState()
+        try connection.setSession("lock_timeout", options.lockTimeout)
+        try connection.setSession("statement_timeout", options.statementTimeout)
+        // A migrator killed mid-statement: the server notices the closed socket and rolls back promptly.
+        try connection.setSession("client_connection_check_interval", "1s")
+    }
+
+    private func applyInTransaction(_ file: MigrationFile, history: HistoryStore, options: Options) throws {
+        let started = MigrationLock.now()
+        do {
+            try connection.transaction { c in
+                try c.execute(file.text)
+                let ms = (MigrationLock.now() - started) * 1000
+                try history.record(file, durationMilliseconds: ms, method: "apply", stewardVersion: options.stewardVersion)
+            }
+        } catch let error as PostgresError {
+            let location = error.position.map { file.location(ofOffset: $0 - 1) }
+            throw MigrationError.statementFailed(file: file.fileName, location: location, error,
+                outcome: "nothing from \(file.fileName) was applied (its transaction was rolled back); later files were not tried")
+        }
+    }
+
+    private func applyStatementByStatement(_ file: MigrationFile, history: HistoryStore, options: Options) throws {
+        let started = MigrationLock.now()
+        for (index, statement) in file.statements.enumerated() {
+            do {
+                try connection.execute(statement.text)
+            } catch let error as PostgresError {
+                let location = file.location(ofOffset: statement.offset + (error.position ?? 1) - 1)
+                var outcome = "\(file.fileName) runs outside a transaction: statements 1–\(index) of it ran and stay; it is not recorded, so the next run starts it again (keep such files safe to retry)"
+                let invalid = (try? invalidIndexes()) ?? []
+                if !invalid.isEmpty {
+                    outcome += "\n  invalid indexes left behind (drop them with DROP INDEX CONCURRENTLY before retrying): " + invalid.joined(separator: ", ")
+                }
+                throw MigrationError.statementFailed(file: file.fileName, location: location, error, outcome: outcome)
+            }
+        }
+        let ms = (MigrationLock.now() - started) * 1000
+        try connection.transaction { _ in
+            try history.record(file, durationMilliseconds: ms, method: "apply", stewardVersion: options.stewardVersion)
+        }
+    }
+
+    /// Indexes left invalid by a failed concurrent build.
+    public func invalidIndexes() throws -> [String] {
+        try connection.query("""
+            select i.indexrelid::regclass::text from pg_index i join pg_class c on c.oid = i.indexrelid
+            join pg_namespace n on n.oid = c.relnamespace
+            where not i.indisvalid and n.nspname not in ('pg_catalog', 'information_schema')
+            order by 1
+            """).rows.map { try $0.decode(String.self, at: 0) }
+    }
+}
