@@ -33,7 +33,7 @@ let package = Package(
         // Concerns of Steward itself.
         .target(name: "Logging"),
         .target(name: "Migrations", dependencies: ["Postgres", "Crypto", "Logging"]),
-        .target(name: "CLI"),
+        .target(name: "CLI", dependencies: ["Logging"]),
 
         // The executable only wires the modules together.
         .executableTarget(

@@ -1,1 +1,72 @@
-print("x")
+#if canImport(Glibc)
+import Glibc
+#endif
+import CLI
+
+/// The `steward` executable: picks the command and turns its outcome into an exit code.
+@main
+struct Steward {
+    static let version = "0.1.0"
+
+    static let commands: [any StewardCommand.Type] = [MigrateCommand.self, StatusCommand.self, VerifyCommand.self]
+
+    static func main() {
+        signal(SIGPIPE, SIG_IGN)
+        var arguments = Array(CommandLine.arguments.dropFirst())
+        let name = arguments.isEmpty ? "help" : arguments.removeFirst()
+        exit(run(name, arguments).rawValue)
+    }
+
+    static func run(_ name: String, _ arguments: [String]) -> ExitCode {
+        switch name {
+        case "help", "--help", "-h":
+            if let topic = arguments.first {
+                guard let command = commands.first(where: { $0.spec.name == topic }) else {
+                    Output.error("no command \"\(topic)\"; see steward help")
+                    return .usage
+                }
+                Output.print(command.spec.help)
+            } else {
+                Output.print(overview)
+            }
+            return .ok
+        case "version", "--version":
+            Output.print("steward \(version)")
+            return .ok
+        default:
+            guard let command = commands.first(where: { $0.spec.name == name }) else {
+                Output.error("unknown command \"\(name)\"; see steward help")
+                return .usage
+            }
+            return CommandRunner.run(command, arguments)
+        }
+    }
+
+    static var overview: String {
+        var text = """
+        steward \(version) — keeps a Supabase user-management project's database in shape.
+
+        Usage: steward <command> [options]
+
+        Commands:
+
+        """
+        for command in commands {
+            text += "  " + command.spec.name.padding(9) + command.spec.abstract + "\n"
+        }
+        text += """
+          help     Show help for a command: steward help migrate
+          version  Print the version.
+
+        The database URL comes from --database-url, else STEWARD_DATABASE_URL, else [database] url in --config.
+        Use the direct connection (port 5432) or the session pooler; the transaction pooler (port 6543) is refused.
+
+        Exit codes: 0 ok, 1 failure, 2 drift or differences found, 64 usage, 69 database unreachable, 78 config error.
+        """
+        return text
+    }
+}
+
+extension String {
+    func padding(_ width: Int) -> String { self + String(repeating: " ", count: max(1, width - count)) }
+}

@@ -1,0 +1,102 @@
+import CLI
+import Migrations
+
+/// `steward migrate`: applies pending migration files, one transaction each, under the migration lock.
+enum MigrateCommand: StewardCommand {
+    static let spec = CommandSpec(
+        name: "migrate",
+        abstract: "Apply pending migrations (or show the plan with --dry-run).",
+        discussion: """
+        Each file runs in its own transaction together with its history row in steward.schema_migrations:
+        a failing file leaves nothing behind. Files starting with "-- steward:no-transaction" run statement by
+        statement (CREATE INDEX CONCURRENTLY …). A session advisory lock keeps concurrent runs apart; a killed
+        run releases it. Applied files that changed are refused (whitespace- or comment-only changes are accepted
+        with a warning); pending files older than the newest applied one are refused unless --allow-out-of-order.
+
+        --adopt brings a database where the quickstart SQL was pasted by hand under migrations: each file's
+        objects are compared with the live catalog (columns, constraints, grants, RLS, policies, functions,
+        triggers, buckets); matching files are recorded as applied, and any difference is listed and refused.
+
+        Examples:
+          steward migrate --dry-run
+          steward migrate --database-url postgresql://postgres@db.<ref>.supabase.co:5432/postgres
+          steward migrate --adopt
+        """,
+        options: CommandSpec.Option.databaseOptions + [
+            .init("dry-run", help: "Print the files and statements that would run; change nothing."),
+            .init("adopt", help: "Record files whose objects already exist exactly as the files create them."),
+            .init("allow-out-of-order", help: "Apply pending files older than the newest applied one."),
+            .init("allow-missing", help: "Go on when applied migrations have no file any more."),
+            .init("lock-wait", value: "SECONDS", help: "How long to wait for another migrator's lock (default 60)."),
+        ])
+
+    static func run(_ context: CommandContext) throws -> ExitCode {
+        var options = Migrator.Options()
+        options.dryRun = context.arguments.flag("dry-run")
+        options.adopt = context.arguments.flag("adopt")
+        options.allowOutOfOrder = context.arguments.flag("allow-out-of-order")
+        options.allowMissing = context.arguments.flag("allow-missing")
+        options.lockWaitSeconds = context.config.lockWaitSeconds
+        if let wait = context.arguments.value("lock-wait") {
+            guard let seconds = Double(wait), seconds >= 0 else {
+                throw UsageError(command: spec.name, message: "--lock-wait takes a number of seconds")
+            }
+            options.lockWaitSeconds = seconds
+        }
+        options.lockTimeout = context.config.lockTimeout
+        options.statementTimeout = context.config.statementTimeout
+        options.stewardVersion = Steward.version
+
+        let source = try context.migrationSource()
+        let connection = try context.connect()
+        let report = try Migrator(connection: connection, source: source, logger: context.logger.named("migrations"))
+            .migrate(options: options)
+
+        if context.json {
+            Output.print(JSON.object([
+                ("dry_run", .bool(report.dryRun)),
+                ("already_applied", .number(Double(report.alreadyApplied))),
+                ("adopted", .strings(report.adopted)),
+                ("applied", .array(report.applied.map { .object([("file", .string($0.file)), ("duration_ms", .number(($0.milliseconds * 10).rounded() / 10))]) })),
+                ("plan", .array(report.plan.map { file in
+                    .object([("file", .string(file.fileName)), ("transactional", .bool(file.transactional)),
+                             ("statements", .strings(file.statementTexts))])
+                })),
+                ("warnings", .strings(report.warnings)),
+            ]).rendered)
+            return .ok
+        }
+        var text = ""
+        for warning in report.warnings { text += "warning: \(warning)\n" }
+        if report.dryRun {
+            if !report.adopted.isEmpty {
+                text += "dry run: would adopt \(report.adopted.count) file(s) whose objects already exist: \(report.adopted.joined(separator: ", "))\n"
+            }
+            if report.plan.isEmpty && report.adopted.isEmpty {
+                text += "dry run: nothing to apply (\(report.alreadyApplied) applied)\n"
+            } else if !report.plan.isEmpty {
+                text += "dry run: would apply \(report.plan.count) file(s); nothing was changed\n"
+            }
+            for file in report.plan {
+                text += "\n== \(file.fileName)" + (file.transactional ? " (one transaction)" : " (no transaction: statement by statement)") + "\n"
+                for (index, statement) in file.statementTexts.enumerated() {
+                    text += "-- statement \(index + 1)\n\(statement);\n"
+                }
+            }
+        } else {
+            for file in report.adopted { text += "adopted  \(file)\n" }
+            for applied in report.applied { text += "applied  \(applied.file)  (\(formatMilliseconds(applied.milliseconds)))\n" }
+            if report.applied.isEmpty && report.adopted.isEmpty {
+                text += "up to date: \(report.alreadyApplied) migration(s) applied, nothing pending\n"
+            } else {
+                text += "done: \(report.adopted.count) adopted, \(report.applied.count) applied, \(report.alreadyApplied) already applied\n"
+            }
+        }
+        Output.print(text)
+        return .ok
+    }
+}
+
+func formatMilliseconds(_ ms: Double) -> String {
+    ms < 10 ? "\(Double(Int(ms * 10)) / 10) ms" : "\(Int(ms.rounded())) ms"
+}

@@ -1,0 +1,19 @@
+import CLI
+
+/// One `steward` subcommand: its spec (options, help) and what it does with a prepared context.
+protocol StewardCommand {
+    static var spec: CommandSpec { get }
+    static func run(_ context: CommandContext) throws -> ExitCode
+}
+
+extension CommandSpec.Option {
+    /// Options every database command takes.
+    static let databaseOptions: [CommandSpec.Option] = [
+        .init("config", value: "FILE", help: "Read settings from this INI file (see config/steward.ini)."),
+        .init("database-url", value: "URL", help: "postgresql:// URL or conninfo; default $STEWARD_DATABASE_URL, then [database] url."),
+        .init("migrations", value: "DIR", help: "Folder of NNNN_name.sql files (default sql/migrations)."),
+        .init("json", help: "Print the result as one JSON object."),
+        .init("log-level", value: "LEVEL", help: "debug, info, notice, warning or error (default info)."),
+        .init("log-format", value: "FORMAT", help: "text or json (log lines on standard error)."),
+    ]
+}

@@ -1,0 +1,42 @@
+import CLI
+import Migrations
+
+/// `steward verify`: checks the live database still matches the applied migrations.
+enum VerifyCommand: StewardCommand {
+    static let spec = CommandSpec(
+        name: "verify",
+        abstract: "Check the live database still matches the applied migrations.",
+        discussion: """
+        Compares every applied file's objects with the live catalog: row level security on, policies present
+        with the same command, roles and expressions, functions (SECURITY DEFINER, search_path, body), triggers
+        present and enabled, grants, buckets present and private. Lists every difference and exits 2 if there is
+        one. Also reports the quickstart's known weaknesses (anonymous uploads, case-sensitive usernames, no
+        ON DELETE CASCADE) as advice, without failing. The check runs in a transaction that is rolled back.
+        """,
+        options: CommandSpec.Option.databaseOptions)
+
+    static func run(_ context: CommandContext) throws -> ExitCode {
+        let source = try context.migrationSource()
+        let connection = try context.connect()
+        try connection.requireSessionState()
+        let report = try Verifier(connection: connection, source: source).verify()
+        if context.json {
+            Output.print(JSON.object([
+                ("ok", .bool(report.differences.isEmpty)),
+                ("checked_files", .number(Double(report.checkedFiles))),
+                ("differences", .strings(report.differences)),
+                ("advisories", .strings(report.advisories)),
+            ]).rendered)
+        } else {
+            var text = report.differences.isEmpty
+                ? "ok: the database matches the \(report.checkedFiles) applied migration(s)\n"
+                : "\(report.differences.count) difference(s) between the database and the applied migrations:\n"
+                    + report.differences.map { "  - \($0)\n" }.joined()
+            if !report.advisories.isEmpty {
+                text += "\nadvice (known weaknesses of the quickstart schema, not failures):\n" + report.advisories.map { "  - \($0)\n" }.joined()
+            }
+            Output.print(text)
+        }
+        return report.differences.isEmpty ? .ok : .drift
+    }
+}
