@@ -1,0 +1,102 @@
+import Logging
+import Postgres
+import Testing
+import TestSupport
+
+@Suite("Postgres connection over libpq")
+struct ConnectionTests {
+    @Test("parameters travel separately from the SQL and come back typed, NULL kept apart from empty")
+    func parameterizedQuery() throws {
+        try withTestDatabase { db in
+            let c = try db.connect()
+            let row = try c.query("select $1::text as a, $2::int as b, $3::bool as c, $4::text as d, ''::text as e, $5::text[] as f",
+                                  ["it's; drop table x; --", 42, true, nil, ["a", "b c", "d\"e"]]).rows[0]
+            #expect(try row.decode(String.self, "a") == "it's; drop table x; --")
+            #expect(try row.decode(Int.self, "b") == 42)
+            #expect(try row.decode(Bool.self, "c") == true)
+            #expect(try row.decode(String?.self, "d") == nil)
+            #expect(try row.decode(String?.self, "e") == "")
+            #expect(try row.decode([String].self, "f") == ["a", "b c", "d\"e"])
+            #expect(throws: PostgresError.self) { try row.decode(String.self, "d") }
+        }
+    }
+
+    @Test("a server error carries SQLSTATE, message, hint, position and the statement")
+    func errorFields() throws {
+        try withTestDatabase { db in
+            let c = try db.connect()
+            let sql = "select 1 from no_such_table"
+            let error = try #require(throws: PostgresError.self) { try c.query(sql) }
+            #expect(error.sqlState == "42P01")
+            #expect(error.message.contains("no_such_table"))
+            #expect(error.position == 15)
+            #expect(error.statement == sql)
+            #expect(error.kind == .server)
+            let dup = try #require(throws: PostgresError.self) {
+                try c.execute("create table t (id int primary key); insert into t values (1), (1)")
+            }
+            #expect(dup.sqlState == "23505")
+            #expect(dup.detail?.contains("(id)=(1)") == true)
+            #expect(dup.constraintName == "t_pkey")
+        }
+    }
+
+    @Test("transactions commit on return and roll back on throw")
+    func transactions() throws {
+        try withTestDatabase { db in
+            let c = try db.connect()
+            try c.execute("create table t (id int)")
+            try c.transaction { try $0.query("insert into t values (1)") }
+            struct Boom: Error {}
+            #expect(throws: Boom.self) {
+                try c.transaction { conn in try conn.query("insert into t values (2)"); throw Boom() }
+            }
+            #expect(try c.query("select count(*) from t").rows[0].decode(Int.self, at: 0) == 1)
+        }
+    }
+
+    @Test("session settings stick, identifiers are quoted by libpq")
+    func settingsAndIdentifiers() throws {
+        try withTestDatabase { db in
+            let c = try db.connect()
+            try c.setSession("lock_timeout", "1500ms")
+            #expect(try c.query("show lock_timeout").rows[0].decode(String.self, at: 0) == "1500ms")
+            #expect(try c.quoteIdentifier("we\"ird name") == "\"we\"\"ird name\"")
+            #expect(try c.query("select current_setting('application_name')").rows[0].decode(String.self, at: 0) == "steward")
+            try c.requireSessionState()
+        }
+    }
+
+    @Test("an unreachable server is connectionFailed and the password never shows")
+    func unreachable() throws {
+        let target = try ConnectionString("postgresql://postgres:hunter2secret@127.0.0.1:1/postgres?connect_timeout=2")
+        let error = try #require(throws: PostgresError.self) { try Connection(target) }
+        #expect(error.kind == .connectionFailed)
+        #expect(!error.description.contains("hunter2secret"))
+        #expect(target.description == "postgresql://postgres:***@127.0.0.1:1/postgres")
+    }
+
+    @Test("port 6543 (the transaction pooler) is refused with advice")
+    func transactionPooler() throws {
+        let target = try ConnectionString("postgresql://postgres.abc:pw@aws-0-eu-central-1.pooler.supabase.com:6543/postgres")
+        let error = try #require(throws: PostgresError.self) { try Connection(target) }
+        #expect(error.kind == .transactionPooler)
+        #expect(error.hint?.contains("session pooler") == true)
+    }
+
+    @Test("a bad connection string is rejected by libpq's parser, naming the problem")
+    func badConnectionString() {
+        #expect(throws: PostgresError.self) { try ConnectionString("postgresql://[::1") }
+        #expect(throws: PostgresError.self) { try ConnectionString("host=x bogus_key=1") }
+    }
+
+    @Test("a password from a file joins a URL without showing up in its description")
+    func passwordJoin() throws {
+        try withTestDatabase { db in
+            let target = try ConnectionString(db.url.replacing(":steward-local@", with: "@")).with(password: "steward-local")
+            #expect(!target.description.contains("steward-local"))
+            let c = try Connection(target)
+            #expect(try c.query("select current_user").rows[0].decode(String.self, at: 0) == "postgres")
+        }
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+
+/// The real `steward` binary run as a child process, as operators and scripts run it.
+public struct StewardProcess {
+    /// What a finished run printed and returned.
+    public struct Result: Sendable {
+        public let exitCode: Int32
+        public let stdout: String
+        public let stderr: String
+        public var output: String { stdout + stderr }
+    }
+
+    /// Runs `steward arguments…` to completion (killed after `timeout` seconds).
+    public static func run(_ arguments: [String], environment: [String: String] = [:], timeout: Double = 120) throws -> Result {
+        let process = try start(arguments, environment: environment)
+        return process.wait(timeout: timeout)
+    }
+
+    /// Starts `steward arguments…` and returns at once.
+    public static func start(_ arguments: [String], environment: [String: String] = [:]) throws -> Running {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: TestEnvironment.stewardBinary)
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        env.removeValue(forKey: "STEWARD_DATABASE_URL")
+        for (key, value) in environment { env[key] = value }
+        process.environment = env
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        return Running(process: process, out: out, err: err)
+    }
+
+    /// A child process still running.
+    public final class Running: @unchecked Sendable {
+        public let process: Process
+        let out: Pipe
+        let err: Pipe
+        private let collected = CollectedOutput()
+
+        init(process: Process, out: Pipe, err: Pipe) {
+            self.process = process
+            self.out = out
+            self.err = err
+            let collected = self.collected
+            out.fileHandleForReading.readabilityHandler = { handle in collected.append(handle.availableData, error: false) }
+            err.fileHandleForReading.readabilityHandler = { handle in collected.append(handle.availableData, error: true) }
+        }
+
+        /// What it printed on standard error so far.
+        public var stderrSoFar: String { collected.text(error: true) }
+
+        public var pid: Int32 { process.processIdentifier }
+
+        /// Sends `signal` (SIGKILL for a crash).
+        public func kill(_ signal: Int32) { Foundation.kill(process.processIdentifier, signal) }
+
+        /// Waits for the exit (SIGKILL after `timeout` seconds) and collects the output.
+        public func wait(timeout: Double) -> Result {
+            let deadline = Date().addingTimeInterval(timeout)
+            while process.isRunning && Date() < deadline { usleep(10_000) }
+            if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
+            process.waitUntilExit()
+            out.fileHandleForReading.readabilityHandler = nil
+            err.fileHandleForReading.readabilityHandler = nil
+            collected.append(out.fileHandleForReading.readDataToEndOfFile(), error: false)
+            collected.append(err.fileHandleForReading.readDataToEndOfFile(), error: true)
+            return Result(exitCode: process.terminationStatus, stdout: collected.text(error: false), stderr: collected.text(error: true))
+        }
+    }
+}
+
+/// Output gathered from a child's pipes by Foundation's reader threads.
+final class CollectedOutput: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stdout = Data()
+    private var stderr = Data()
+
+    func append(_ data: Data, error: Bool) {
+        lock.lock(); defer { lock.unlock() }
+        if error { stderr.append(data) } else { stdout.append(data) }
+    }
+
+    func text(error: Bool) -> String {
+        lock.lock(); defer { lock.unlock() }
+        return String(decoding: error ? stderr : stdout, as: UTF8.self)
+    }
+}

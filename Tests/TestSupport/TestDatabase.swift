@@ -1,0 +1,73 @@
+import Foundation
+import Logging
+import Postgres
+
+/// A fresh database in the test cluster, copied from a template that has the local Supabase shim applied.
+/// Each test gets its own; `withTestDatabase` drops it afterwards.
+public final class TestDatabase: Sendable {
+    /// How `public` grants new tables: before 2026 every new table was granted to the API roles automatically.
+    public enum GrantMode: String, Sendable, CaseIterable {
+        case legacy
+        case modern = "2026"
+    }
+
+    public let name: String
+    public let mode: GrantMode
+
+    init(name: String, mode: GrantMode) {
+        self.name = name
+        self.mode = mode
+    }
+
+    /// The URL Steward uses: role `postgres` (not superuser, BYPASSRLS), as on the platform.
+    public var url: String { TestEnvironment.url(database: name) }
+
+    /// Connects as `role` (`postgres`, `authenticator`, `supabase_auth_admin`, …).
+    public func connect(as role: String = "postgres") throws -> Connection {
+        try Connection(ConnectionString(TestEnvironment.url(database: name, role: role)))
+    }
+
+    /// Connects as the cluster superuser (for set-up that no platform role could do).
+    public func connectAsAdmin() throws -> Connection {
+        try Connection(ConnectionString(TestEnvironment.adminURL + "/" + name))
+    }
+
+    /// Creates a database from the shim template.
+    public static func create(mode: GrantMode = .modern) throws -> TestDatabase {
+        let name = "steward_test_\(UInt32.random(in: 0...UInt32.max))"
+        let admin = try Connection(ConnectionString(TestEnvironment.adminURL + "/postgres"))
+        try admin.execute("create database \(name) template steward_template_\(mode.rawValue) owner postgres")
+        return TestDatabase(name: name, mode: mode)
+    }
+
+    /// Drops the database, ending any session still in it.
+    public func drop() throws {
+        let admin = try Connection(ConnectionString(TestEnvironment.adminURL + "/postgres"))
+        try admin.execute("drop database if exists \(name) with (force)")
+    }
+
+    /// Signs a user up the way the Auth server does: an insert into `auth.users` as `supabase_auth_admin`.
+    @discardableResult
+    public func signUp(email: String, metadata: String = "{}", id: String = UUID().uuidString.lowercased()) throws -> String {
+        let auth = try connect(as: "supabase_auth_admin")
+        try auth.query("""
+            insert into auth.users (id, aud, role, email, raw_user_meta_data, raw_app_meta_data, created_at, updated_at)
+            values ($1, 'authenticated', 'authenticated', $2, $3::jsonb, '{"provider":"email","providers":["email"]}', now(), now())
+            """, [id, email, metadata])
+        return id
+    }
+}
+
+/// Runs `body` with a fresh database and drops it afterwards, whatever happens.
+public func withTestDatabase<T>(_ mode: TestDatabase.GrantMode = .modern, _ body: (TestDatabase) throws -> T) throws -> T {
+    let database = try TestDatabase.create(mode: mode)
+    defer { try? database.drop() }
+    return try body(database)
+}
+
+/// Runs `body` with a fresh database (async variant).
+public func withTestDatabase<T>(_ mode: TestDatabase.GrantMode = .modern, _ body: (TestDatabase) async throws -> T) async throws -> T {
+    let database = try TestDatabase.create(mode: mode)
+    defer { try? database.drop() }
+    return try await body(database)
+}
