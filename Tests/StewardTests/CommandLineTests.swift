@@ -1,0 +1,121 @@
+import Foundation
+import Testing
+import TestSupport
+
+@Suite("the steward binary: help, exit codes, config, secrets")
+struct CommandLineTests {
+    @Test("steward and steward help teach; unknown commands and options exit 64")
+    func helpAndUsage() throws {
+        let overview = try StewardProcess.run([])
+        #expect(overview.exitCode == 0)
+        #expect(overview.stdout.contains("migrate"))
+        #expect(overview.stdout.contains("Exit codes"))
+        let help = try StewardProcess.run(["help", "migrate"])
+        #expect(help.stdout.contains("--dry-run"))
+        #expect(help.stdout.contains("--adopt"))
+        #expect(try StewardProcess.run(["migrate", "--help"]).stdout == help.stdout)
+        #expect(try StewardProcess.run(["frobnicate"]).exitCode == 64)
+        let bad = try StewardProcess.run(["status", "--no-such-flag"])
+        #expect(bad.exitCode == 64)
+        #expect(bad.stderr.contains("--no-such-flag"))
+        #expect(try StewardProcess.run(["migrate", "--database-url"]).exitCode == 64)
+    }
+
+    @Test("an unreachable database exits 69 and never prints the password")
+    func unreachable() throws {
+        let result = try StewardProcess.run(["status", "--database-url", "postgresql://postgres:s3cr3t-pw@127.0.0.1:1/postgres?connect_timeout=2"])
+        #expect(result.exitCode == 69)
+        #expect(result.stderr.contains("cannot connect"))
+        #expect(!result.output.contains("s3cr3t-pw"))
+    }
+
+    @Test("the transaction pooler is refused with advice (exit 78)")
+    func pooler() throws {
+        let result = try StewardProcess.run(["migrate", "--database-url", "postgresql://postgres.ref:pw@127.0.0.1:6543/postgres"])
+        #expect(result.exitCode == 78)
+        #expect(result.stderr.contains("session pooler"))
+    }
+
+    @Test("a bad config file exits 78 naming file, line and key", arguments: [
+        ("[database]\nurl = x\nulr = y\n", ":3: [database] ulr: unknown key"),
+        ("[database]\nurl = x\n[migrations]\nlock_wait = soon\n", ":4: [migrations] lock_wait: \"soon\" is not seconds"),
+        ("[databse]\nurl = x\n", ":2: [databse]: unknown section"),
+        ("[database]\nthis line is not ini\n", ":2: not a [section] header"),
+    ])
+    func badConfig(text: String, expected: String) throws {
+        let path = NSTemporaryDirectory() + "steward-\(UUID().uuidString).ini"
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let result = try StewardProcess.run(["status", "--config", path])
+        #expect(result.exitCode == 78)
+        #expect(result.stderr.contains(path + expected), "\(result.stderr)")
+    }
+
+    @Test("a password file readable by others is refused; a private one works and never shows")
+    func passwordFile() throws {
+        try withTestDatabase { db in
+            let secret = NSTemporaryDirectory() + "steward-pw-\(UUID().uuidString)"
+            try "steward-local\n".write(toFile: secret, atomically: true, encoding: .utf8)
+            defer { try? FileManager.default.removeItem(atPath: secret) }
+            let config = NSTemporaryDirectory() + "steward-\(UUID().uuidString).ini"
+            try """
+                ; test config
+                [database]
+                url = \(db.url.replacing(":steward-local@", with: "@"))
+                password_file = \(secret)
+                [migrations]
+                dir = \(TestEnvironment.migrationsDirectory)
+                """.write(toFile: config, atomically: true, encoding: .utf8)
+            defer { try? FileManager.default.removeItem(atPath: config) }
+            chmod(secret, 0o644)
+            let open = try StewardProcess.run(["status", "--config", config])
+            #expect(open.exitCode == 78)
+            #expect(open.stderr.contains("chmod 600"))
+            chmod(secret, 0o600)
+            let ok = try StewardProcess.run(["migrate", "--config", config])
+            #expect(ok.exitCode == 0, "\(ok.output)")
+            #expect(!ok.output.contains("steward-local"))
+        }
+    }
+
+    @Test("STEWARD_DATABASE_URL is the default; --json prints one parseable object")
+    func environmentAndJSON() throws {
+        try withTestDatabase { db in
+            let env = ["STEWARD_DATABASE_URL": db.url, "STEWARD_MIGRATIONS_DIR": TestEnvironment.migrationsDirectory]
+            let pending = try StewardProcess.run(["status", "--json"], environment: env)
+            #expect(pending.exitCode == 0)
+            let object = try JSONSerialization.jsonObject(with: Data(pending.stdout.utf8)) as? [String: Any]
+            #expect(object?["pending"] as? Int == 5)
+            #expect(!pending.output.contains("steward-local"))
+            let migrated = try StewardProcess.run(["migrate", "--json"], environment: env)
+            let applied = try JSONSerialization.jsonObject(with: Data(migrated.stdout.utf8)) as? [String: Any]
+            #expect((applied?["applied"] as? [Any])?.count == 5)
+            let verify = try StewardProcess.run(["verify", "--json"], environment: env)
+            #expect(verify.exitCode == 0)
+            let report = try JSONSerialization.jsonObject(with: Data(verify.stdout.utf8)) as? [String: Any]
+            #expect(report?["ok"] as? Bool == true)
+            #expect((report?["advisories"] as? [String])?.count == 3)
+        }
+    }
+
+    @Test("exit 2 for drift: status after a tampered file, verify after a dropped policy")
+    func driftExitCodes() throws {
+        try withTestDatabase { db in
+            let folder = try MigrationFolder.withProjectFiles()
+            defer { folder.delete() }
+            let args = ["--database-url", db.url, "--migrations", folder.path]
+            #expect(try StewardProcess.run(["migrate"] + args).exitCode == 0)
+            try db.connect().execute(#"drop policy "Anyone can upload an avatar." on storage.objects"#)
+            let verify = try StewardProcess.run(["verify"] + args)
+            #expect(verify.exitCode == 2)
+            #expect(verify.stdout.contains(#"policy "Anyone can upload an avatar." on storage.objects is missing"#))
+            try folder.write("0001_profiles_table.sql", try folder.read("0001_profiles_table.sql").replacing("username text unique", with: "username citext unique"))
+            let status = try StewardProcess.run(["status"] + args)
+            #expect(status.exitCode == 2)
+            #expect(status.stdout.contains("changed"))
+            let migrate = try StewardProcess.run(["migrate"] + args)
+            #expect(migrate.exitCode == 2)
+            #expect(migrate.stderr.contains("0001_profiles_table.sql was changed after it was applied"))
+        }
+    }
+}
