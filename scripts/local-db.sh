@@ -36,15 +36,22 @@ ensure_installed() {
   fi
 }
 
-# PostgreSQL runs as the OS user postgres: the data folder must be reachable by it.
+# PostgreSQL runs as the OS user postgres: the data folder must be reachable by it. When the checkout
+# sits under a private folder (/root/…), the cluster lives under /tmp instead and a link points to it.
 prepare_dir() {
-  mkdir -p "$dir"
-  if ! as_postgres test -x "$dir" 2>/dev/null; then
-    echo "local-db: $dir is not reachable by the OS user postgres (a parent folder is private)" >&2
-    echo "local-db: set STEWARD_PG_DIR to a folder under /tmp or /var/tmp" >&2
-    exit 1
+  mkdir -p "$(dirname "$dir")"
+  if [ ! -e "$dir" ]; then
+    mkdir -p "$dir"
+    if ! as_postgres test -x "$dir" 2>/dev/null; then
+      rmdir "$dir"
+      local outside
+      outside=$(mktemp -d /tmp/steward-pg.XXXXXX)
+      chmod 755 "$outside"
+      ln -s "$outside" "$dir"
+      echo "local-db: $dir is private to postgres; the cluster lives in $outside" >&2
+    fi
   fi
-  chown postgres: "$dir" 2>/dev/null || true
+  chown postgres: "$(readlink -f "$dir")"
 }
 
 new_database() { # name, grant mode
@@ -102,6 +109,6 @@ case "${1:-}" in
   url) echo "postgresql://postgres:$password@127.0.0.1:$port/${2:-steward_demo}" ;;
   admin-url) echo "$admin_url/${2:-postgres}" ;;
   newdb) new_database "${2:?database name}" "${3:-2026}" ;;
-  reset) stop; rm -rf "$dir" ;;
+  reset) stop; [ -L "$dir" ] && rm -rf "$(readlink -f "$dir")"; rm -rf "$dir" ;;
   *) sed -n '2,14p' "$0" >&2; exit 64 ;;
 esac

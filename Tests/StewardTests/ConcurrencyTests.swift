@@ -15,7 +15,7 @@ struct ConcurrencyTests {
             // Start the second once the first holds the lock.
             let watcher = try db.connect()
             for _ in 0..<200 {
-                if try watcher.query("select count(*) from pg_locks where locktype = 'advisory' and granted").rows[0].decode(Int.self, at: 0) > 0 { break }
+                if try watcher.query("select count(*) from pg_locks where locktype = 'advisory' and database = (select oid from pg_database where datname = current_database()) and granted").rows[0].decode(Int.self, at: 0) > 0 { break }
                 usleep(10_000)
             }
             let second = try StewardProcess.start(args)
@@ -41,7 +41,7 @@ struct ConcurrencyTests {
             let watcher = try db.connect()
             var sleeping = false
             for _ in 0..<500 where !sleeping {
-                sleeping = try watcher.query("select count(*) from pg_stat_activity where query like '%pg_sleep(60)%' and pid <> pg_backend_pid()")
+                sleeping = try watcher.query("select count(*) from pg_stat_activity where datname = current_database() and query like '%pg_sleep(60)%' and pid <> pg_backend_pid()")
                     .rows[0].decode(Int.self, at: 0) > 0
                 if !sleeping { usleep(10_000) }
             }
@@ -51,7 +51,7 @@ struct ConcurrencyTests {
             // The server notices the dead client within client_connection_check_interval and releases everything.
             var released = false
             for _ in 0..<100 where !released {
-                released = try watcher.query("select count(*) from pg_locks where locktype = 'advisory'").rows[0].decode(Int.self, at: 0) == 0
+                released = try watcher.query("select count(*) from pg_locks where locktype = 'advisory' and database = (select oid from pg_database where datname = current_database())").rows[0].decode(Int.self, at: 0) == 0
                 if !released { usleep(100_000) }
             }
             #expect(released, "the advisory lock outlived the killed migrator by 10 s")

@@ -1,0 +1,57 @@
+@testable import Config
+import CLI
+
+import Testing
+
+@Suite("configuration: INI through libinih, environment, flags")
+struct StewardConfigTests {
+    @Test("entries keep their section and line; comments and blank lines are skipped")
+    func lineNumbers() throws {
+        let file = try INIFile(path: "steward.ini", text: "; comment\n\n[database]\nurl = postgresql://x\n# another\n[log]\nlevel = debug\n")
+        #expect(file.entries == [
+            .init(section: "database", key: "url", value: "postgresql://x", line: 4),
+            .init(section: "log", key: "level", value: "debug", line: 7),
+        ])
+    }
+
+    @Test("an overlong line is refused with its number")
+    func overlong() {
+        let error = #expect(throws: ConfigError.self) {
+            try INIFile(path: "s.ini", text: "[database]\nurl = " + String(repeating: "x", count: 5000) + "\n")
+        }
+        #expect(error?.line == 2)
+    }
+
+    @Test("the environment fills in what the file leaves out, and beats it")
+    func environment() throws {
+        let config = try StewardConfig.load(path: nil, environment: ["STEWARD_DATABASE_URL": "postgresql://env", "STEWARD_LOG_LEVEL": "warning"])
+        #expect(config.databaseURL == "postgresql://env")
+        #expect(config.logLevel == "warning")
+        #expect(config.migrationsDirectory == "sql/migrations")
+    }
+
+    @Test("the example config in config/ is valid and covers every known key")
+    func exampleConfig() throws {
+        let root = #filePath.split(separator: "/").dropLast(3).joined(separator: "/")
+        let path = "/" + root + "/config/steward.ini"
+        let config = try StewardConfig.load(path: path, environment: [:])
+        #expect(config.lockTimeout == "10s")
+        let file = try INIFile(path: path)
+        let keys = Set(file.entries.map { "\($0.section).\($0.key)" })
+        for key in ["database.url", "database.password_file", "database.connect_timeout", "migrations.dir", "migrations.lock_wait",
+                    "migrations.lock_timeout", "migrations.statement_timeout", "log.level", "log.format"] {
+            #expect(keys.contains(key), "config/steward.ini lacks \(key)")
+        }
+    }
+
+    @Test("command lines: options with values, flags, --key=value, and clear usage errors")
+    func commandLine() throws {
+        let spec = CommandSpec(name: "migrate", abstract: "x", options: [.init("dry-run", help: ""), .init("database-url", value: "URL", help: "")])
+        let parsed = try spec.parse(["--dry-run", "--database-url=postgresql://a"])
+        #expect(parsed.flag("dry-run"))
+        #expect(parsed.value("database-url") == "postgresql://a")
+        #expect(throws: UsageError.self) { try spec.parse(["--dry-run=yes"]) }
+        #expect(throws: UsageError.self) { try spec.parse(["positional"]) }
+        #expect(spec.help.contains("--database-url URL"))
+    }
+}

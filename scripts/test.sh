@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Runs every test against a real, throwaway PostgreSQL: installs the Debian packages it needs,
+# starts a local cluster with the Supabase shim (its own folder and port), runs `swift test`, stops the cluster.
+#
+#   scripts/test.sh                 all tests
+#   scripts/test.sh --filter Adopt  what swift test --filter selects
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+scripts/install-deps.sh
+export STEWARD_PG_DIR=${STEWARD_TEST_PG_DIR:-$root/.local/test-pg}
+export STEWARD_PG_PORT=${STEWARD_TEST_PG_PORT:-54339}
+scripts/local-db.sh start
+trap 'scripts/local-db.sh stop' EXIT
+STEWARD_TEST_ADMIN_URL=$(scripts/local-db.sh admin-url); export STEWARD_TEST_ADMIN_URL=${STEWARD_TEST_ADMIN_URL%/postgres}
+
+swift build --build-tests
+swift test --skip-build "$@"
