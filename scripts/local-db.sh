@@ -16,17 +16,19 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir=${STEWARD_PG_DIR:-$root/.local/pg}
 port=${STEWARD_PG_PORT:-54329}
+link=$dir
+[ -L "$dir" ] && dir=$(readlink -f "$dir")
 bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)
 password=steward-local
 admin_url="postgresql://supabase_admin:$password@127.0.0.1:$port"
 
 as_postgres() {
-  if [ "$(id -un)" = postgres ]; then "$@"; else runuser -u postgres -- "$@"; fi
+  if [ "$(id -un)" = postgres ]; then "$@"; else (cd / && runuser -u postgres -- "$@"); fi
 }
 
 psql_admin() { # database, then psql arguments
   local db=$1; shift
-  PGCONNECT_TIMEOUT=10 psql "$admin_url/$db" -X -q -v ON_ERROR_STOP=1 "$@"
+  PGCONNECT_TIMEOUT=10 PGOPTIONS='-c client_min_messages=warning' psql "$admin_url/$db" -X -q -v ON_ERROR_STOP=1 "$@"
 }
 
 ensure_installed() {
@@ -49,9 +51,10 @@ prepare_dir() {
       chmod 755 "$outside"
       ln -s "$outside" "$dir"
       echo "local-db: $dir is private to postgres; the cluster lives in $outside" >&2
+      dir=$outside
     fi
   fi
-  chown postgres: "$(readlink -f "$dir")"
+  chown postgres: "$dir"
 }
 
 new_database() { # name, grant mode
@@ -109,6 +112,6 @@ case "${1:-}" in
   url) echo "postgresql://postgres:$password@127.0.0.1:$port/${2:-steward_demo}" ;;
   admin-url) echo "$admin_url/${2:-postgres}" ;;
   newdb) new_database "${2:?database name}" "${3:-2026}" ;;
-  reset) stop; [ -L "$dir" ] && rm -rf "$(readlink -f "$dir")"; rm -rf "$dir" ;;
+  reset) stop; rm -rf "$dir" "$link" ;;
   *) sed -n '2,14p' "$0" >&2; exit 64 ;;
 esac
