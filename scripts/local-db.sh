@@ -6,6 +6,7 @@
 #   scripts/local-db.sh status   is it running?
 #   scripts/local-db.sh url      print the URL Steward uses (role postgres, database steward_demo)
 #   scripts/local-db.sh reset    stop and delete everything
+#   scripts/local-db.sh ca       print the path of the cluster's CA certificate (TLS is on)
 #   scripts/local-db.sh newdb NAME [legacy|2026]   create a database with the local shim applied
 #
 # Environment: STEWARD_PG_DIR (default .local/pg), STEWARD_PG_PORT (default 54329).
@@ -64,6 +65,23 @@ new_database() { # name, grant mode
     -f "$root/sql/local/30_public_$mode.sql" >/dev/null
 }
 
+# A throwaway CA and a server certificate for localhost/127.0.0.1, so TLS (sslmode=verify-full) is tested for real.
+# The CA certificate is left at $dir/ca.crt for clients.
+make_certificates() {
+  local tmp
+  tmp=$(mktemp -d)
+  openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=Steward local CA" \
+    -keyout "$tmp/ca.key" -out "$tmp/ca.crt" 2>/dev/null
+  openssl req -newkey rsa:2048 -nodes -subj "/CN=localhost" -keyout "$tmp/server.key" -out "$tmp/server.csr" 2>/dev/null
+  printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' > "$tmp/ext"
+  openssl x509 -req -in "$tmp/server.csr" -CA "$tmp/ca.crt" -CAkey "$tmp/ca.key" -CAcreateserial -days 3650 \
+    -extfile "$tmp/ext" -out "$tmp/server.crt" 2>/dev/null
+  install -o postgres -m 600 "$tmp/server.key" "$dir/data/server.key"
+  install -o postgres -m 644 "$tmp/server.crt" "$dir/data/server.crt"
+  install -m 644 "$tmp/ca.crt" "$dir/ca.crt"
+  rm -rf "$tmp"
+}
+
 start() {
   ensure_installed
   prepare_dir
@@ -85,6 +103,11 @@ max_connections = 200
 shared_buffers = 128MB
 log_min_messages = warning
 CONF
+  fi
+  if [ ! -f "$dir/data/server.crt" ]; then
+    as_postgres "$bin/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null 2>&1 || true
+    make_certificates
+    printf "ssl = on\nssl_cert_file = 'server.crt'\nssl_key_file = 'server.key'\n" >> "$dir/data/postgresql.conf"
   fi
   if ! as_postgres "$bin/pg_ctl" -D "$dir/data" status >/dev/null 2>&1; then
     as_postgres "$bin/pg_ctl" -D "$dir/data" -l "$dir/data/server.log" -w -t 60 start >/dev/null
@@ -111,6 +134,7 @@ case "${1:-}" in
   status) as_postgres "$bin/pg_ctl" -D "$dir/data" status ;;
   url) echo "postgresql://postgres:$password@127.0.0.1:$port/${2:-steward_demo}" ;;
   admin-url) echo "$admin_url/${2:-postgres}" ;;
+  ca) echo "$dir/ca.crt" ;;
   newdb) new_database "${2:?database name}" "${3:-2026}" ;;
   reset) stop; rm -rf "$dir" "$link" ;;
   *) sed -n '2,14p' "$0" >&2; exit 64 ;;

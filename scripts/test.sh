@@ -14,6 +14,7 @@ export STEWARD_PG_PORT=${STEWARD_TEST_PG_PORT:-54339}
 scripts/local-db.sh start
 trap 'scripts/local-db.sh stop' EXIT
 STEWARD_TEST_ADMIN_URL=$(scripts/local-db.sh admin-url); export STEWARD_TEST_ADMIN_URL=${STEWARD_TEST_ADMIN_URL%/postgres}
+STEWARD_TEST_CA=$(scripts/local-db.sh ca); export STEWARD_TEST_CA
 
 swift build --build-tests
 swift test --skip-build "$@"

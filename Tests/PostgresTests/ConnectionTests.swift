@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import Postgres
 import Testing
@@ -98,5 +99,57 @@ struct ConnectionTests {
             let c = try Connection(target)
             #expect(try c.query("select current_user").rows[0].decode(String.self, at: 0) == "postgres")
         }
+    }
+}
+
+@Suite("TLS to the database")
+struct TLSTests {
+    /// A URL to the test cluster by host name `localhost`, as a certificate-checking client needs.
+    func url(_ db: TestDatabase, _ query: String) -> String {
+        let port = TestEnvironment.hostAndPort.split(separator: ":").last!
+        return "postgresql://postgres:steward-local@localhost:\(port)/\(db.name)?hostaddr=127.0.0.1&\(query)"
+    }
+
+    @Test("sslmode=verify-full with the CA file connects encrypted; require does too")
+    func verifyFull() throws {
+        let ca = try #require(TestEnvironment.caCertificate, "scripts/test.sh sets STEWARD_TEST_CA")
+        try withTestDatabase { db in
+            for query in ["sslmode=verify-full&sslrootcert=\(ca)", "sslmode=require"] {
+                let c = try Connection(ConnectionString(url(db, query)))
+                #expect(try c.query("select ssl from pg_stat_ssl where pid = pg_backend_pid()").rows[0].decode(Bool.self, at: 0))
+            }
+        }
+    }
+
+    @Test("verify-full refuses a server whose certificate the given CA did not sign")
+    func wrongAuthority() throws {
+        try withTestDatabase { db in
+            let error = #expect(throws: PostgresError.self) {
+                try Connection(ConnectionString(url(db, "sslmode=verify-full&sslrootcert=/etc/ssl/certs/ca-certificates.crt")))
+            }
+            #expect(error?.kind == .connectionFailed)
+            #expect(error?.message.contains("certificate") == true)
+        }
+    }
+}
+
+@Suite("server notices")
+struct NoticeTests {
+    @Test("NOTICE and WARNING from the server reach the log with their level and SQLSTATE")
+    func noticesAreLogged() throws {
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        defer { close(fds[0]); close(fds[1]) }
+        let logger = Logger(label: "test", sink: LogSink(minimumLevel: .debug, format: .json, fd: fds[1], journald: false))
+        try withTestDatabase { db in
+            let c = try Connection(ConnectionString(db.url), logger: logger)
+            try c.execute("do $$ begin raise notice 'hello from plpgsql'; raise warning 'careful' using errcode = '01000'; end $$")
+        }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let n = read(fds[0], &buffer, buffer.count)
+        let text = String(decoding: buffer[..<max(0, n)], as: UTF8.self)
+        #expect(text.contains(#""level":"info""#) && text.contains("server notice: hello from plpgsql"))
+        #expect(text.contains(#""level":"warning""#) && text.contains("server notice: careful"))
+        #expect(text.contains(#""sqlstate":"01000""#))
     }
 }

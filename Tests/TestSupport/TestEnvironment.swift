@@ -20,6 +20,12 @@ public enum TestEnvironment {
         return "postgresql://\(role):steward-local@\(host)/\(database)"
     }
 
+    /// The CA certificate that signed the test cluster's server certificate (TLS is on).
+    public static var caCertificate: String? { ProcessInfo.processInfo.environment["STEWARD_TEST_CA"] }
+
+    /// Host and port of the test cluster (`127.0.0.1:54339`).
+    public static var hostAndPort: String { adminURL.split(separator: "@").last.map(String.init) ?? "127.0.0.1:54329" }
+
     /// The `steward` executable built for the tests.
     public static var stewardBinary: String {
         if let path = ProcessInfo.processInfo.environment["STEWARD_BINARY"] { return path }
