@@ -18,17 +18,11 @@ public struct INIFile: Sendable {
 
     /// Reads and parses `path`; throws `ConfigError` with the line of the first syntax error.
     public init(path: String) throws(ConfigError) {
-        guard let file = fopen(path, "r") else {
-            throw ConfigError(file: path, message: "cannot read: \(String(cString: strerror(errno)))")
+        let text: [UInt8]
+        switch FileReader.bytes(path) {
+        case .success(let bytes): text = bytes
+        case .failure(let error): throw ConfigError(file: path, message: "cannot read: \(error.reason)")
         }
-        var text: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 16384)
-        while true {
-            let n = fread(&buffer, 1, buffer.count, file)
-            text += buffer[..<n]
-            if n < buffer.count { break }
-        }
-        fclose(file)
         guard let decoded = String(validating: text, as: UTF8.self) else {
             throw ConfigError(file: path, message: "not valid UTF-8")
         }

@@ -100,16 +100,10 @@ public struct StewardConfig: Sendable {
         if info.st_mode & 0o077 != 0 {
             throw ConfigError(file: path, message: "the \(what) is readable by group or others (mode \(String(info.st_mode & 0o777, radix: 8))); run chmod 600 on it")
         }
-        guard let file = fopen(path, "r") else {
-            throw ConfigError(file: path, message: "cannot read the \(what): \(String(cString: strerror(errno)))")
-        }
-        defer { fclose(file) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let n = fread(&buffer, 1, buffer.count, file)
-            bytes += buffer[..<n]
-            if n < buffer.count { break }
+        let bytes: [UInt8]
+        switch FileReader.bytes(path) {
+        case .success(let read): bytes = read
+        case .failure(let error): throw ConfigError(file: path, message: "cannot read the \(what): \(error.reason)")
         }
         var secret = String(decoding: bytes, as: UTF8.self)
         while secret.last == "\n" || secret.last == "\r" { secret.removeLast() }

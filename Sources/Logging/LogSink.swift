@@ -45,15 +45,7 @@ public final class LogSink: Sendable {
             line += "{" + fields.map { "\(JSONText.quote($0.0)):\(JSONText.quote($0.1))" }.joined(separator: ",") + "}"
         }
         line = line.replacing("\n", with: "\\n") + "\n"
-        lock.withLock { _ in
-            var bytes = Array(line.utf8)
-            var offset = 0
-            while offset < bytes.count {
-                let n = bytes.withUnsafeMutableBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
-                if n <= 0 { if errno == EINTR { continue }; break }
-                offset += n
-            }
-        }
+        lock.withLock { _ in FileDescriptorWriter.write(line, to: fd) }
     }
 
     static func quoteIfNeeded(_ value: String) -> String {
