@@ -91,10 +91,17 @@ public struct Migrator {
         for file in pending {
             let started = MigrationLock.now()
             logger.info("applying", [("file", file.fileName), ("transactional", String(file.transactional))])
-            if file.transactional {
-                try applyInTransaction(file, history: history, options: options)
-            } else {
-                try applyStatementByStatement(file, history: history, options: options)
+            do {
+                if file.transactional {
+                    try applyInTransaction(file, history: history, options: options)
+                } else {
+                    try applyStatementByStatement(file, history: history, options: options)
+                }
+            } catch MigrationError.statementFailed(let name, let location, let error, var outcome) {
+                if !report.applied.isEmpty {
+                    outcome += "\n  applied before it in this run, and kept: " + report.applied.map(\.file).joined(separator: ", ")
+                }
+                throw MigrationError.statementFailed(file: name, location: location, error, outcome: outcome)
             }
             let ms = (MigrationLock.now() - started) * 1000
             logger.info("applied", [("file", file.fileName), ("duration_ms", String(Int(ms.rounded())))])

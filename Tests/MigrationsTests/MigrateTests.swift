@@ -69,6 +69,7 @@ struct MigrateTests {
             #expect(location?.column == 16)
             #expect(pgError.sqlState == "22P02")
             #expect(error.description.contains("0006_broken.sql:4:16"))
+            #expect(error.description.contains("kept: 0001_profiles_table.sql, 0002_profiles_rls.sql"))
             #expect(try scalar(db, "select to_regclass('public.half_done') is null", as: Bool.self))
             #expect(try scalar(db, "select to_regclass('public.after_broken') is null", as: Bool.self))
             #expect(try scalar(db, "select count(*) from steward.schema_migrations", as: Int.self) == 5)
