@@ -34,6 +34,7 @@ let package = Package(
         .target(name: "Logging"),
         .target(name: "Migrations", dependencies: ["Postgres", "Crypto", "Logging"]),
         .target(name: "CLI", dependencies: ["Logging"]),
+        .target(name: "Scheduler"),
 
         // The executable only wires the modules together.
         .executableTarget(
@@ -46,6 +47,7 @@ let package = Package(
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestSupport"]),
         .testTarget(name: "MigrationsTests", dependencies: ["Migrations", "Postgres", "TestSupport"]),
         .testTarget(name: "ConfigTests", dependencies: ["Config", "CLI"]),
+        .testTarget(name: "SchedulerTests", dependencies: ["Scheduler"]),
         .testTarget(name: "StewardTests", dependencies: ["Postgres", "TestSupport", "steward"]),
     ]
 )
