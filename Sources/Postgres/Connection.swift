@@ -48,6 +48,9 @@ public final class Connection {
     /// The server version as a number (`150018` for 15.18).
     public var serverVersion: Int { Int(PQserverVersion(handle)) }
 
+    /// A handle that cancels this connection's running statement from another thread.
+    public func makeCanceller() -> Canceller? { Canceller(handle) }
+
     /// True while the connection is usable.
     public var isOpen: Bool { PQstatus(handle) == CONNECTION_OK }
 
