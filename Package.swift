@@ -35,6 +35,7 @@ let package = Package(
         .target(name: "Migrations", dependencies: ["Postgres", "Crypto", "Logging"]),
         .target(name: "CLI", dependencies: ["Logging"]),
         .target(name: "Scheduler"),
+        .target(name: "Jobs", dependencies: ["Postgres", "Config", "Scheduler", "Logging"]),
 
         // The executable only wires the modules together.
         .executableTarget(

@@ -11,6 +11,13 @@ public struct INIFile: Sendable {
         public let key: String
         public let value: String
         public let line: Int
+
+        public init(section: String, key: String, value: String, line: Int) {
+            self.section = section
+            self.key = key
+            self.value = value
+            self.line = line
+        }
     }
 
     public let path: String

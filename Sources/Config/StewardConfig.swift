@@ -18,6 +18,19 @@ public struct StewardConfig: Sendable {
     public var logLevel = "info"
     public var logFormat = "text"
 
+    /// `[control]`: the operators' Unix socket.
+    public var controlSocket = "/run/steward/control.sock"
+    /// `[metrics]`: a Prometheus textfile written atomically (node_exporter's textfile collector), and how often.
+    public var metricsTextfile: String?
+    public var metricsIntervalSeconds: Double = 15
+    /// `[daemon]`
+    public var leaderPollSeconds: Double = 2
+    public var shutdownTimeoutSeconds: Double = 30
+    public var host: String?
+
+    /// `[job.<name>]` sections as written, checked by the job catalogue (which knows each job's keys).
+    public var jobSections: [JobSection] = []
+
     /// Where the values came from, for messages: the file path, if any.
     public var sourceFile: String?
 
@@ -30,6 +43,9 @@ public struct StewardConfig: Sendable {
         "migrations": ["dir": "a folder", "lock_wait": "seconds", "lock_timeout": "a Postgres interval such as 10s",
                        "statement_timeout": "a Postgres interval such as 5min, 0 for none"],
         "log": ["level": "debug, info, notice, warning or error", "format": "text or json"],
+        "control": ["socket": "an absolute path shorter than 108 bytes"],
+        "metrics": ["textfile": "an absolute path ending in .prom", "interval": "seconds"],
+        "daemon": ["leader_poll": "seconds", "shutdown_timeout": "seconds", "host": "a name for this instance"],
     ]
 
     /// Loads `path` (if given), then applies `STEWARD_*` variables from `environment`.
@@ -43,11 +59,21 @@ public struct StewardConfig: Sendable {
         if let url = environment["STEWARD_DATABASE_URL"], !url.isEmpty { config.databaseURL = url }
         if let dir = environment["STEWARD_MIGRATIONS_DIR"], !dir.isEmpty { config.migrationsDirectory = dir }
         if let level = environment["STEWARD_LOG_LEVEL"], !level.isEmpty { config.logLevel = level }
+        if let socket = environment["STEWARD_CONTROL_SOCKET"], !socket.isEmpty { config.controlSocket = socket }
         return config
     }
 
     private mutating func apply(_ entry: INIFile.Entry, file: String) throws(ConfigError) {
         let key = "[\(entry.section)] \(entry.key)"
+        if entry.section.hasPrefix("job.") {
+            let name = String(entry.section.dropFirst(4))
+            if let index = jobSections.firstIndex(where: { $0.name == name }) {
+                jobSections[index].entries.append(entry)
+            } else {
+                jobSections.append(JobSection(name: name, file: file, entries: [entry]))
+            }
+            return
+        }
         guard let keys = Self.known[entry.section] else {
             throw ConfigError(file: file, line: entry.line, key: "[\(entry.section)]",
                               message: "unknown section (known: \(Self.known.keys.sorted().joined(separator: ", ")))")
@@ -80,6 +106,24 @@ public struct StewardConfig: Sendable {
         case ("log", "format"):
             guard ["text", "json"].contains(value) else { throw bad() }
             logFormat = value
+        case ("control", "socket"):
+            guard value.hasPrefix("/"), value.utf8.count < 108 else { throw bad() }
+            controlSocket = value
+        case ("metrics", "textfile"):
+            guard value.hasPrefix("/"), value.hasSuffix(".prom") else { throw bad() }
+            metricsTextfile = value
+        case ("metrics", "interval"):
+            guard let n = Double(value), n >= 1 else { throw bad() }
+            metricsIntervalSeconds = n
+        case ("daemon", "leader_poll"):
+            guard let n = Double(value), n >= 0.1, n <= 60 else { throw bad() }
+            leaderPollSeconds = n
+        case ("daemon", "shutdown_timeout"):
+            guard let n = Double(value), n >= 0 else { throw bad() }
+            shutdownTimeoutSeconds = n
+        case ("daemon", "host"):
+            guard !value.isEmpty else { throw bad() }
+            host = value
         default: throw bad()
         }
     }
@@ -92,7 +136,15 @@ public struct StewardConfig: Sendable {
     }
 
     /// Reads a secret file, refusing one that group or others can read (as ssh and .pgpass do). Never logs its content.
-    public static func readSecret(path: String, what: String) throws(ConfigError) -> String {
+    /// `credential:NAME` reads `$CREDENTIALS_DIRECTORY/NAME` (systemd's `LoadCredential=`).
+    public static func readSecret(path given: String, what: String) throws(ConfigError) -> String {
+        var path = given
+        if given.hasPrefix("credential:") {
+            guard let directory = getenv("CREDENTIALS_DIRECTORY").map({ String(cString: $0) }) else {
+                throw ConfigError(file: given, message: "the \(what) names a systemd credential, but CREDENTIALS_DIRECTORY is not set (add LoadCredential= to the unit)")
+            }
+            path = directory + "/" + given.dropFirst("credential:".count)
+        }
         var info = stat()
         guard stat(path, &info) == 0 else {
             throw ConfigError(file: path, message: "cannot read the \(what): \(String(cString: strerror(errno)))")

@@ -1,3 +1,4 @@
+import Logging
 import Postgres
 
 /// Steward's own bookkeeping in the `steward` schema: created and upgraded by Steward, never by the app's files.
@@ -37,6 +38,39 @@ public struct HistoryStore {
           method text not null default 'apply' check (method in ('apply', 'adopt'))
         );
         """,
+        """
+        create table steward.job_runs (
+          id bigserial primary key,
+          job text not null,
+          scheduled_for timestamptz,
+          started_at timestamptz,
+          finished_at timestamptz,
+          status text not null check (status in ('running', 'succeeded', 'failed', 'skipped', 'missed')),
+          trigger text not null check (trigger in ('schedule', 'catch-up', 'retry', 'manual')),
+          attempt integer not null default 1,
+          dry_run boolean not null default false,
+          summary jsonb,
+          error text,
+          host text not null,
+          pid integer not null
+        );
+        comment on table steward.job_runs is 'Every scheduled slot and manual run of a Steward job: run, skipped or missed.';
+        create index job_runs_job_time on steward.job_runs (job, coalesce(scheduled_for, started_at) desc);
+        -- One row per slot and attempt, whichever instance records it (no duplicates across failovers).
+        create unique index job_runs_slot on steward.job_runs (job, scheduled_for, attempt) where scheduled_for is not null;
+        create table steward.job_state (
+          job text primary key,
+          paused boolean not null default false,
+          changed_by text,
+          changed_at timestamptz not null default now()
+        );
+        create table steward.leader (
+          id integer primary key default 1 check (id = 1),
+          host text not null,
+          pid integer not null,
+          since timestamptz not null default now()
+        );
+        """,
     ]
 
     let connection: Connection
@@ -46,6 +80,14 @@ public struct HistoryStore {
     /// True once the `steward` history table exists.
     public func exists() throws -> Bool {
         try connection.query("select to_regclass('steward.schema_migrations') is not null").rows[0].decode(Bool.self, at: 0)
+    }
+
+    /// Creates or upgrades the `steward` schema under the migration lock (for callers that do not hold it).
+    public func prepareLocked(logger: Logger, waitSeconds: Double = 60) throws {
+        let lock = MigrationLock(connection: connection, logger: logger)
+        try lock.acquire(timeoutSeconds: waitSeconds)
+        defer { try? lock.release() }
+        try prepare()
     }
 
     /// Creates or upgrades the `steward` schema; call while holding the migration lock.

@@ -116,7 +116,9 @@ public struct Schedule: Sendable, CustomStringConvertible {
         return nil
     }
 
-    /// `90s`, `5m`, `1h30m`, `2d`: a sum of number-unit pairs.
+    /// Seconds in a duration written as `90s`, `5m`, `1h30m`, `2d` (a sum of number-unit pairs).
+    public static func seconds(inDuration text: String) throws(ScheduleError) -> Int64 { try duration(text) }
+
     static func duration(_ text: String) throws(ScheduleError) -> Int64 {
         var total: Int64 = 0
         var number = ""

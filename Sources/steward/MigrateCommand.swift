@@ -1,4 +1,5 @@
 import CLI
+import Logging
 import Migrations
 
 /// `steward migrate`: applies pending migration files, one transaction each, under the migration lock.

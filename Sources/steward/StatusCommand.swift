@@ -1,4 +1,5 @@
 import CLI
+import Logging
 import Migrations
 
 /// `steward status`: applied, pending, changed and missing migrations, file by file.

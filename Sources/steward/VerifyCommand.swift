@@ -1,4 +1,5 @@
 import CLI
+import Logging
 import Migrations
 
 /// `steward verify`: checks the live database still matches the applied migrations.

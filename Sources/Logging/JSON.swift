@@ -1,4 +1,4 @@
-import Logging
+
 
 /// A JSON value for `--json` output, rendered with keys in the order given.
 public indirect enum JSON: Sendable {

@@ -1,0 +1,15 @@
+import Foundation
+import Logging
+import Postgres
+
+/// What a job gets for one run.
+public struct JobContext: Sendable {
+    /// True for `--dry-run`: change nothing, report what would change.
+    public let dryRun: Bool
+    /// The job's own database session (it also holds the job's lock).
+    public let database: DatabaseSession
+    public let logger: Logger
+    public let settings: JobSettings
+    /// The slot this run belongs to (nil for manual runs).
+    public let scheduledFor: Date?
+}

@@ -1,0 +1,119 @@
+import Foundation
+import Logging
+import Postgres
+
+/// Runs one job once: takes the job's cluster-wide lock, records the run, enforces the timeout,
+/// and closes the record with the summary or the reason it failed.
+public struct JobRunner: Sendable {
+    /// What one attempt came to.
+    public struct Outcome: Sendable {
+        public enum Status: String, Sendable { case succeeded, failed, skipped }
+        public let status: Status
+        public let runID: Int64?
+        public let summary: JobSummary?
+        /// Why it failed or was skipped.
+        public let reason: String?
+        public let seconds: Double
+    }
+
+    /// A run-level failure reason that is not the job's own error.
+    struct TimedOut: Error, CustomStringConvertible {
+        let seconds: Double
+        var description: String { "timed out after \(Int(seconds)) s (the job was cancelled)" }
+    }
+
+    let session: DatabaseSession
+    let history: RunHistory
+    let logger: Logger
+
+    /// A runner using `session` for the job's lock, its history rows and the job's own queries.
+    public init(session: DatabaseSession, host: String, pid: Int, logger: Logger) {
+        self.session = session
+        self.history = RunHistory(session: session, host: host, pid: pid)
+        self.logger = logger
+    }
+
+    /// The advisory lock of one job: `(0x5354, hashtext(name))`, apart from the migration and leader keys.
+    static let lockNamespace = 0x5354
+
+    /// Runs `job` once. Never throws: every outcome, database trouble included, comes back as an `Outcome`.
+    public func execute(_ job: any Job, settings: JobSettings, scheduledFor: Date?, trigger: RunTrigger,
+                        attempt: Int = 1, dryRun: Bool = false) async -> Outcome {
+        let started = Date()
+        let name = settings.name
+        do {
+            let locked = try await session.run { c in
+                try c.query("select pg_try_advisory_lock($1, hashtext($2))", [Self.lockNamespace, name]).rows[0].decode(Bool.self, at: 0)
+            }
+            guard locked else {
+                let reason = "another run of \(name) is in progress"
+                if let scheduledFor, trigger != .manual {
+                    try await history.record(job: name, scheduledFor: scheduledFor, status: "skipped", reason: reason, trigger: trigger)
+                }
+                return Outcome(status: .skipped, runID: nil, summary: nil, reason: reason, seconds: Date().timeIntervalSince(started))
+            }
+            let outcome = await runLocked(job, settings: settings, scheduledFor: scheduledFor, trigger: trigger,
+                                          attempt: attempt, dryRun: dryRun, started: started)
+            // A broken connection has dropped the lock already; otherwise give it back for the next run.
+            _ = try? await session.run { c in
+                try c.query("select pg_advisory_unlock($1, hashtext($2))", [Self.lockNamespace, name]).count
+            }
+            return outcome
+        } catch {
+            logger.error("job could not run", [("job", name), ("error", "\(error)")])
+            return Outcome(status: .failed, runID: nil, summary: nil, reason: "\(error)", seconds: Date().timeIntervalSince(started))
+        }
+    }
+
+    /// The run itself, with the job's lock held.
+    private func runLocked(_ job: any Job, settings: JobSettings, scheduledFor: Date?, trigger: RunTrigger,
+                           attempt: Int, dryRun: Bool, started: Date) async -> Outcome {
+        let name = settings.name
+        func elapsed() -> Double { Date().timeIntervalSince(started) }
+        let id: Int64
+        do {
+            let interrupted = try await history.markInterrupted(job: name)
+            if interrupted > 0 { logger.warning("marked interrupted runs failed", [("job", name), ("runs", String(interrupted))]) }
+            guard let started = try await history.start(job: name, scheduledFor: scheduledFor, trigger: trigger, attempt: attempt, dryRun: dryRun) else {
+                return Outcome(status: .skipped, runID: nil, summary: nil, reason: "this slot was already recorded by another instance", seconds: elapsed())
+            }
+            id = started
+        } catch {
+            logger.error("job could not start", [("job", name), ("error", "\(error)")])
+            return Outcome(status: .failed, runID: nil, summary: nil, reason: "\(error)", seconds: elapsed())
+        }
+        logger.info("job started", [("job", name), ("run", String(id)), ("trigger", trigger.rawValue), ("attempt", String(attempt)),
+                                    ("dry_run", String(dryRun))])
+        let context = JobContext(dryRun: dryRun, database: session, logger: logger.named("job.\(name)"), settings: settings,
+                                 scheduledFor: scheduledFor)
+        do {
+            let summary = try await Self.withTimeout(settings.timeoutSeconds) { try await job.run(context) }
+            try await history.finish(id: id, succeeded: true, summary: summary.json, error: nil)
+            logger.info("job succeeded", [("job", name), ("run", String(id)), ("seconds", Self.format(elapsed())), ("summary", summary.text)])
+            return Outcome(status: .succeeded, runID: id, summary: summary, reason: nil, seconds: elapsed())
+        } catch {
+            let reason = "\(error)"
+            logger.error("job failed", [("job", name), ("run", String(id)), ("seconds", Self.format(elapsed())), ("error", reason)])
+            do {
+                try await history.finish(id: id, succeeded: false, summary: nil, error: reason)
+            } catch {
+                logger.error("could not record the failure; the next run marks it interrupted", [("job", name), ("run", String(id)), ("error", "\(error)")])
+            }
+            return Outcome(status: .failed, runID: id, summary: nil, reason: reason, seconds: elapsed())
+        }
+    }
+
+    static func withTimeout<T: Sendable>(_ seconds: Double, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        try await withThrowingTaskGroup(of: T.self) { group in
+            group.addTask { try await body() }
+            group.addTask {
+                try await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
+                throw TimedOut(seconds: seconds)
+            }
+            defer { group.cancelAll() }
+            return try await group.next()!
+        }
+    }
+
+    static func format(_ seconds: Double) -> String { String(Double(Int(seconds * 1000)) / 1000) }
+}
