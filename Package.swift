@@ -36,6 +36,9 @@ let package = Package(
         .target(name: "CLI", dependencies: ["Logging"]),
         .target(name: "Scheduler"),
         .target(name: "Jobs", dependencies: ["Postgres", "Config", "Scheduler", "Logging"]),
+        .target(name: "CSystem"),
+        .target(name: "Control", dependencies: ["CSystem", "Logging"]),
+        .target(name: "Systemd"),
 
         // The executable only wires the modules together.
         .executableTarget(

@@ -1,0 +1,287 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+internal import CSystem
+import Foundation
+import Logging
+import Synchronization
+
+/// The operators' Unix socket: one request line in, one reply line out, then the connection closes.
+/// Reading, writing and limits live on one event-loop thread (poll); requests are answered by async handlers.
+public final class ControlServer: Sendable {
+    /// Bounds on what a client can make the daemon hold.
+    public struct Limits: Sendable {
+        public var maxLineBytes = 4096
+        public var readTimeoutSeconds = 5.0
+        public var writeTimeoutSeconds = 5.0
+        public var maxClients = 64
+        public init() {}
+    }
+
+    public let path: String
+    let limits: Limits
+    let logger: Logger
+
+    public init(path: String, limits: Limits = Limits(), logger: Logger) {
+        self.path = path
+        self.limits = limits
+        self.logger = logger
+    }
+
+    /// A bound, listening socket, ready to serve.
+    public struct Listener: Sendable { let fd: Int32 }
+
+    /// Binds the socket (mode 0660); throws when it cannot, or when another daemon already listens on it.
+    public func listen() throws -> Listener { Listener(fd: try bind()) }
+
+    /// Serves until the calling task is cancelled, then closes every connection and unlinks the socket.
+    public func serve(_ listener: Listener, handler: @escaping @Sendable (String, PeerCredentials) async -> String) async {
+        let (requests, continuation) = AsyncStream<EventLoop.Request>.makeStream()
+        guard let loop = try? EventLoop(listener: listener.fd, limits: limits, requests: continuation, logger: logger) else {
+            logger.error("control socket cannot start", [("path", path)])
+            return
+        }
+        loop.start()
+        logger.info("control socket listening", [("path", path)])
+        defer {
+            loop.stop()
+            unlink(path)
+        }
+        await withTaskCancellationHandler {
+            await withTaskGroup(of: Void.self) { group in
+                for await request in requests {
+                    group.addTask {
+                        let reply = await handler(request.line, request.peer)
+                        loop.reply(to: request.client, reply)
+                    }
+                }
+            }
+        } onCancel: {
+            loop.stop()
+        }
+    }
+
+    private func bind() throws -> Int32 {
+        let bytes = Array(path.utf8)
+        var address = sockaddr_un()
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+            throw ControlError("control socket path \(path) is \(bytes.count) bytes; the limit is 107")
+        }
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in for (i, b) in bytes.enumerated() { raw[i] = b } }
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        guard fd >= 0 else { throw ControlError("cannot create the control socket: \(String(cString: strerror(errno)))") }
+        let size = socklen_t(MemoryLayout<sockaddr_un>.size)
+        let connected = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { probe in
+            let test = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            defer { close(test) }
+            return connect(test, probe, size) == 0
+        } }
+        if connected {
+            close(fd)
+            throw ControlError("another process is listening on \(path); is a second steward running with the same [control] socket?")
+        }
+        unlink(path)
+        let oldMask = umask(0o117)
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, size) } }
+        umask(oldMask)
+        guard bound == 0, Glibc.listen(fd, 128) == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(fd)
+            throw ControlError("cannot listen on \(path): \(reason)")
+        }
+        return fd
+    }
+}
+
+/// The poll loop behind `ControlServer`: accepts, reads one line per client within the limits,
+/// hands it on, and writes the reply back when it comes.
+final class EventLoop: @unchecked Sendable {
+    struct Request: Sendable {
+        let client: Int
+        let line: String
+        let peer: PeerCredentials
+    }
+
+    private struct Client {
+        let fd: Int32
+        let peer: PeerCredentials
+        var input: [UInt8] = []
+        var output: [UInt8] = []
+        var deadline: Double
+        var awaitingReply = false
+        var closeAfterWrite = false
+    }
+
+    private let listener: Int32
+    private let wake: (read: Int32, write: Int32)
+    private let limits: ControlServer.Limits
+    private let requests: AsyncStream<Request>.Continuation
+    private let logger: Logger
+    private let shared = Mutex<(replies: [(Int, String)], stopped: Bool)>(([], false))
+    private let finished = DispatchSemaphore(value: 0)
+    /// Only touched on the loop's thread.
+    private var clients: [Int: Client] = [:]
+    private var nextID = 0
+
+    init(listener: Int32, limits: ControlServer.Limits, requests: AsyncStream<Request>.Continuation, logger: Logger) throws {
+        var fds: [Int32] = [0, 0]
+        guard steward_pipe2(&fds, O_NONBLOCK | O_CLOEXEC) == 0 else { throw ControlError("cannot create a pipe: \(String(cString: strerror(errno)))") }
+        self.listener = listener
+        self.wake = (fds[0], fds[1])
+        self.limits = limits
+        self.requests = requests
+        self.logger = logger
+    }
+
+    func start() {
+        let thread = Thread { [self] in loop(); finished.signal() }
+        thread.name = "steward-control"
+        thread.start()
+    }
+
+    /// Stops the loop, closes every connection, waits for the thread. Safe to call twice.
+    func stop() {
+        let first = shared.withLock { state -> Bool in
+            defer { state.stopped = true }
+            return !state.stopped
+        }
+        guard first else { return }
+        poke()
+        finished.wait()
+        close(wake.read)
+        close(wake.write)
+    }
+
+    func reply(to client: Int, _ text: String) {
+        shared.withLock { $0.replies.append((client, text)) }
+        poke()
+    }
+
+    private func poke() { var byte: UInt8 = 1; _ = write(wake.write, &byte, 1) }
+
+    private func loop() {
+        defer {
+            for client in clients.values { close(client.fd) }
+            clients = [:]
+            close(listener)
+            requests.finish()
+        }
+        while true {
+            let (replies, stopped) = shared.withLock { state -> ([(Int, String)], Bool) in
+                defer { state.replies = [] }
+                return (state.replies, state.stopped)
+            }
+            if stopped { return }
+            for (id, text) in replies where clients[id] != nil {
+                clients[id]!.output += Array((text.hasSuffix("\n") ? text : text + "\n").utf8)
+                clients[id]!.awaitingReply = false
+                clients[id]!.closeAfterWrite = true
+                clients[id]!.deadline = now() + limits.writeTimeoutSeconds
+            }
+            expire()
+            var fds = [pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0), pollfd(fd: listener, events: Int16(POLLIN), revents: 0)]
+            let ids = Array(clients.keys)
+            for id in ids {
+                let c = clients[id]!
+                let events = !c.output.isEmpty ? POLLOUT : (c.awaitingReply ? Int32(steward_pollrdhup()) : POLLIN)
+                fds.append(pollfd(fd: c.fd, events: Int16(events), revents: 0))
+            }
+            let nearest = clients.values.filter { !$0.awaitingReply }.map(\.deadline).min()
+            let timeout = nearest.map { Int32(max(0, min(1000, ($0 - now()) * 1000)) + 1) } ?? 1000
+            let ready = poll(&fds, nfds_t(fds.count), timeout)
+            if ready < 0 { if errno == EINTR { continue }; logger.error("control socket poll failed", [("error", String(cString: strerror(errno)))]); return }
+            if fds[0].revents != 0 { var drain = [UInt8](repeating: 0, count: 64); while read(wake.read, &drain, 64) > 0 {} }
+            if fds[1].revents & Int16(POLLIN) != 0 { acceptAll() }
+            for (index, id) in ids.enumerated() where fds[index + 2].revents != 0 {
+                service(id, revents: fds[index + 2].revents)
+            }
+        }
+    }
+
+    private func acceptAll() {
+        while true {
+            let fd = steward_accept4(listener, Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue))
+            if fd < 0 { return }
+            let peer = PeerCredentials.of(fd) ?? PeerCredentials(pid: 0, uid: UInt32.max, gid: UInt32.max)
+            nextID += 1
+            var client = Client(fd: fd, peer: peer, deadline: now() + limits.readTimeoutSeconds)
+            if clients.count >= limits.maxClients {
+                client.output = Array((Self.error("too many clients (\(limits.maxClients)); try again") + "\n").utf8)
+                client.closeAfterWrite = true
+                client.deadline = now() + 1
+            }
+            clients[nextID] = client
+        }
+    }
+
+    private func service(_ id: Int, revents: Int16) {
+        guard var client = clients[id] else { return }
+        if !client.output.isEmpty {
+            let n = client.output.withUnsafeBytes { send(client.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n > 0 { client.output.removeFirst(n) }
+            if n < 0 && errno != EAGAIN && errno != EINTR { return drop(id) }
+            if client.output.isEmpty && client.closeAfterWrite { return drop(id) }
+            clients[id] = client
+            return
+        }
+        if client.awaitingReply {
+            // Gone while its request runs: nothing to answer; the handler's work finishes regardless.
+            if revents & (steward_pollrdhup() | Int16(POLLHUP | POLLERR)) != 0 { drop(id) }
+            return
+        }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let n = read(client.fd, &buffer, buffer.count)
+        if n < 0 { if errno == EAGAIN || errno == EINTR { return }; return drop(id) }
+        if n > 0 { client.input += buffer[..<n] }
+        let newline = client.input.firstIndex(of: 0x0A)
+        let lineLength = newline ?? client.input.count
+        if lineLength > limits.maxLineBytes {
+            return refuse(id, &client, "request longer than \(limits.maxLineBytes) bytes")
+        }
+        guard newline != nil || n == 0 else { clients[id] = client; return }
+        if n == 0 && client.input.isEmpty { return drop(id) }
+        var line = Array(client.input[..<lineLength])
+        if line.last == 0x0D { line.removeLast() }
+        guard let text = String(validating: line, as: UTF8.self) else {
+            return refuse(id, &client, "the request is not valid UTF-8")
+        }
+        client.awaitingReply = true
+        clients[id] = client
+        requests.yield(Request(client: id, line: text, peer: client.peer))
+    }
+
+    private func refuse(_ id: Int, _ client: inout Client, _ message: String) {
+        client.output = Array((Self.error(message) + "\n").utf8)
+        client.closeAfterWrite = true
+        client.deadline = now() + limits.writeTimeoutSeconds
+        clients[id] = client
+    }
+
+    /// Clients past their deadline: a request that never came gets an error; a reply nobody reads is dropped.
+    private func expire() {
+        let t = now()
+        for (id, var client) in clients where !client.awaitingReply && client.deadline < t {
+            if client.output.isEmpty && !client.closeAfterWrite {
+                refuse(id, &client, "timed out waiting for a request line (\(Int(limits.readTimeoutSeconds)) s)")
+                clients[id]!.deadline = t + 1
+            } else {
+                drop(id)
+            }
+        }
+    }
+
+    private func drop(_ id: Int) {
+        if let client = clients.removeValue(forKey: id) { close(client.fd) }
+    }
+
+    private func now() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+
+    static func error(_ message: String) -> String {
+        JSON.object([("ok", .bool(false)), ("error", .string(message))]).rendered
+    }
+}
