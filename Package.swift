@@ -39,11 +39,12 @@ let package = Package(
         .target(name: "CSystem"),
         .target(name: "Control", dependencies: ["CSystem", "Logging"]),
         .target(name: "Systemd"),
+        .target(name: "Daemon", dependencies: ["Config", "Control", "Jobs", "Logging", "Migrations", "Postgres", "Scheduler", "Systemd"]),
 
         // The executable only wires the modules together.
         .executableTarget(
             name: "steward",
-            dependencies: ["CLI", "Config", "Logging", "Postgres", "Migrations"]
+            dependencies: ["CLI", "Config", "Daemon", "Jobs", "Logging", "Postgres", "Migrations", "Scheduler"]
         ),
 
         // Fixtures shared by every test target: the real database, the built binary.

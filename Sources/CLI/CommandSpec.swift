@@ -18,11 +18,14 @@ public struct CommandSpec: Sendable {
     public let abstract: String
     public let discussion: String
     public let options: [Option]
+    /// Shown after the name in the usage line (`<job>`); nil when the command takes no positional arguments.
+    public let positionals: String?
 
-    public init(name: String, abstract: String, discussion: String = "", options: [Option]) {
+    public init(name: String, abstract: String, discussion: String = "", positionals: String? = nil, options: [Option]) {
         self.name = name
         self.abstract = abstract
         self.discussion = discussion
+        self.positionals = positionals
         self.options = options + [Option("help", help: "Show this help.")]
     }
 
@@ -34,7 +37,9 @@ public struct CommandSpec: Sendable {
             let argument = arguments[index]
             index += 1
             guard argument.hasPrefix("--") else {
-                throw UsageError(command: name, message: "unexpected argument \"\(argument)\"")
+                guard positionals != nil else { throw UsageError(command: name, message: "unexpected argument \"\(argument)\"") }
+                parsed.positionals.append(argument)
+                continue
             }
             var key = String(argument.dropFirst(2))
             var inlineValue: String?
@@ -63,7 +68,7 @@ public struct CommandSpec: Sendable {
 
     /// The `--help` text.
     public var help: String {
-        var text = "steward \(name) — \(abstract)\n\nUsage: steward \(name) [options]\n"
+        var text = "steward \(name) — \(abstract)\n\nUsage: steward \(name)\(positionals.map { " " + $0 } ?? "") [options]\n"
         if !discussion.isEmpty { text += "\n" + discussion + "\n" }
         text += "\nOptions:\n"
         let width = options.map { "--\($0.name)" + ($0.valueName.map { " " + $0 } ?? "") }.map(\.count).max() ?? 0
@@ -79,6 +84,7 @@ public struct CommandSpec: Sendable {
 public struct ParsedArguments: Sendable {
     public var flags: Set<String> = []
     public var values: [String: String] = [:]
+    public var positionals: [String] = []
 
     public init() {}
 

@@ -9,6 +9,8 @@ public enum ExitCode: Int32, Sendable {
     case usage = 64
     /// The database could not be reached.
     case unavailable = 69
+    /// Another run holds the lock; try again later.
+    case temporaryFailure = 75
     /// The configuration is wrong.
     case config = 78
 }

@@ -34,7 +34,7 @@ public struct JobRunner: Sendable {
     }
 
     /// The advisory lock of one job: `(0x5354, hashtext(name))`, apart from the migration and leader keys.
-    static let lockNamespace = 0x5354
+    public static let lockNamespace = 0x5354
 
     /// Runs `job` once. Never throws: every outcome, database trouble included, comes back as an `Outcome`.
     public func execute(_ job: any Job, settings: JobSettings, scheduledFor: Date?, trigger: RunTrigger,

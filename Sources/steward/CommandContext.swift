@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CLI
 import Config
+import Daemon
 import Logging
 import Migrations
 import Postgres
@@ -12,20 +13,30 @@ struct CommandContext {
     let arguments: ParsedArguments
     let config: StewardConfig
     let logger: Logger
+    /// The `STEWARD_*` variables read at start.
+    let environment: [String: String]
+    /// Applies the command-line flags over a loaded config (again on reload).
+    let overrides: @Sendable (inout StewardConfig) -> Void
 
     var json: Bool { arguments.flag("json") }
 
     /// Merges flags over environment over file; throws `ConfigError` or `UsageError`.
     init(spec: CommandSpec, arguments: ParsedArguments) throws {
         var environment: [String: String] = [:]
-        for key in ["STEWARD_DATABASE_URL", "STEWARD_MIGRATIONS_DIR", "STEWARD_LOG_LEVEL"] {
+        for key in ["STEWARD_DATABASE_URL", "STEWARD_MIGRATIONS_DIR", "STEWARD_LOG_LEVEL", "STEWARD_CONTROL_SOCKET",
+                    "NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "CREDENTIALS_DIRECTORY"] {
             if let value = getenv(key) { environment[key] = String(cString: value) }
         }
+        let flags = arguments
+        let overrides: @Sendable (inout StewardConfig) -> Void = { config in
+            if let url = flags.value("database-url") { config.databaseURL = url }
+            if let dir = flags.value("migrations") { config.migrationsDirectory = dir }
+            if let level = flags.value("log-level") { config.logLevel = level }
+            if let format = flags.value("log-format") { config.logFormat = format }
+            if let socket = flags.value("socket") { config.controlSocket = socket }
+        }
         var config = try StewardConfig.load(path: arguments.value("config"), environment: environment)
-        if let url = arguments.value("database-url") { config.databaseURL = url }
-        if let dir = arguments.value("migrations") { config.migrationsDirectory = dir }
-        if let level = arguments.value("log-level") { config.logLevel = level }
-        if let format = arguments.value("log-format") { config.logFormat = format }
+        overrides(&config)
         guard let level = LogLevel(name: config.logLevel) else {
             throw UsageError(command: spec.name, message: "--log-level must be debug, info, notice, warning or error")
         }
@@ -34,11 +45,13 @@ struct CommandContext {
         }
         self.arguments = arguments
         self.config = config
+        self.environment = environment
+        self.overrides = overrides
         self.logger = Logger(label: "steward", sink: LogSink(minimumLevel: level, format: format))
     }
 
-    /// Opens a connection to the configured database (password from `password_file` if set).
-    func connect() throws -> Connection {
+    /// The database to use, with the password from `password_file` (or a systemd credential) if set.
+    func connectionTarget() throws -> ConnectionString {
         guard let url = config.databaseURL else {
             throw ConfigError(file: config.sourceFile ?? "(no config file)", key: "[database] url",
                               message: "no database URL: pass --database-url, set STEWARD_DATABASE_URL, or set [database] url")
@@ -47,8 +60,19 @@ struct CommandContext {
         if let passwordFile = config.databasePasswordFile {
             target = try target.with(password: try StewardConfig.readSecret(path: passwordFile, what: "database password file"))
         }
+        return target
+    }
+
+    /// Opens a connection to the configured database.
+    func connect() throws -> Connection {
+        let target = try connectionTarget()
         logger.named("postgres").debug("connecting", [("target", target.description)])
         return try Connection(target, logger: logger, connectTimeoutSeconds: config.connectTimeoutSeconds)
+    }
+
+    /// The config as `steward run` needs it: every job section checked too.
+    func daemonSettings() throws -> DaemonSettings {
+        try DaemonSettings.load(path: arguments.value("config"), environment: environment, overrides: overrides)
     }
 
     /// The migration files from the configured folder.
@@ -59,7 +83,7 @@ struct CommandContext {
 
 /// Runs a command and maps every error to its exit code and one clear message.
 enum CommandRunner {
-    static func run(_ command: any StewardCommand.Type, _ rawArguments: [String]) -> ExitCode {
+    static func run(_ command: any StewardCommand.Type, _ rawArguments: [String]) async -> ExitCode {
         do {
             let arguments = try command.spec.parse(rawArguments)
             if arguments.flag("help") {
@@ -67,7 +91,7 @@ enum CommandRunner {
                 return .ok
             }
             let context = try CommandContext(spec: command.spec, arguments: arguments)
-            return try command.run(context)
+            return try await command.run(context)
         } catch let error as UsageError {
             Output.error(error.description)
             return .usage

@@ -8,19 +8,27 @@ import CLI
 struct Steward {
     static let version = "0.1.0"
 
-    static let commands: [any StewardCommand.Type] = [MigrateCommand.self, StatusCommand.self, VerifyCommand.self]
+    static let commands: [any StewardCommand.Type] = [
+        MigrateCommand.self, StatusCommand.self, VerifyCommand.self, RunCommand.self, JobRunCommand.self,
+        CtlCommand.self, ConfigCheckCommand.self,
+    ]
 
-    static func main() {
+    static func main() async {
         signal(SIGPIPE, SIG_IGN)
         var arguments = Array(CommandLine.arguments.dropFirst())
-        let name = arguments.isEmpty ? "help" : arguments.removeFirst()
-        exit(run(name, arguments).rawValue)
+        var name = arguments.isEmpty ? "help" : arguments.removeFirst()
+        // Two-word commands: `job run`, `config check`.
+        if let next = arguments.first, commands.contains(where: { $0.spec.name == "\(name) \(next)" }) {
+            name += " " + arguments.removeFirst()
+        }
+        exit(await run(name, arguments).rawValue)
     }
 
-    static func run(_ name: String, _ arguments: [String]) -> ExitCode {
+    static func run(_ name: String, _ arguments: [String]) async -> ExitCode {
         switch name {
         case "help", "--help", "-h":
-            if let topic = arguments.first {
+            if !arguments.isEmpty {
+                let topic = arguments.joined(separator: " ")
                 guard let command = commands.first(where: { $0.spec.name == topic }) else {
                     Output.error("no command \"\(topic)\"; see steward help")
                     return .usage
@@ -38,7 +46,7 @@ struct Steward {
                 Output.error("unknown command \"\(name)\"; see steward help")
                 return .usage
             }
-            return CommandRunner.run(command, arguments)
+            return await CommandRunner.run(command, arguments)
         }
     }
 
@@ -52,16 +60,17 @@ struct Steward {
 
         """
         for command in commands {
-            text += "  " + command.spec.name.padding(9) + command.spec.abstract + "\n"
+            text += "  " + command.spec.name.padding(13) + command.spec.abstract + "\n"
         }
         text += """
-          help     Show help for a command: steward help migrate
-          version  Print the version.
+          help         Show help for a command: steward help migrate, steward help job run
+          version      Print the version.
 
         The database URL comes from --database-url, else STEWARD_DATABASE_URL, else [database] url in --config.
         Use the direct connection (port 5432) or the session pooler; the transaction pooler (port 6543) is refused.
 
-        Exit codes: 0 ok, 1 failure, 2 drift or differences found, 64 usage, 69 database unreachable, 78 config error.
+        Exit codes: 0 ok, 1 failure, 2 drift or differences found, 64 usage, 69 database unreachable,
+        75 another run of the job is in progress, 78 config error.
         """
         return text
     }

@@ -3,7 +3,7 @@ import CLI
 /// One `steward` subcommand: its spec (options, help) and what it does with a prepared context.
 protocol StewardCommand {
     static var spec: CommandSpec { get }
-    static func run(_ context: CommandContext) throws -> ExitCode
+    static func run(_ context: CommandContext) async throws -> ExitCode
 }
 
 extension CommandSpec.Option {

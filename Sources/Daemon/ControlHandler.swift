@@ -1,0 +1,196 @@
+import Control
+import Foundation
+import Jobs
+import Logging
+import Migrations
+import Postgres
+
+/// Answers control-socket requests: one JSON object per reply, with a `text` field the CLI prints.
+struct ControlHandler: Sendable {
+    let coordinator: Coordinator
+    let session: DatabaseSession
+    let makeSession: @Sendable (String) -> DatabaseSession
+    let reload: @Sendable () async -> [String]
+    let logger: Logger
+    let host: String
+
+    func handle(_ line: String, peer: PeerCredentials) async -> String {
+        let request: ControlRequest
+        do {
+            request = try ControlRequest(line: line)
+        } catch {
+            return failure(error.message)
+        }
+        if request.command.changes && !peer.mayChange {
+            logger.warning("control request refused", [("command", request.command.name), ("uid", String(peer.uid)), ("pid", String(peer.pid))])
+            return failure("\(request.command.name) changes the daemon: only root or steward's own user may ask (you are uid \(peer.uid))")
+        }
+        logger.debug("control request", [("command", request.command.name), ("uid", String(peer.uid))])
+        do {
+            switch request.command.name {
+            case "help": return help()
+            case "status": return await status()
+            case "jobs": return await jobs()
+            case "history": return try await history(request)
+            case "run": return try await runNow(request, peer: peer)
+            case "pause", "resume": return try await pause(request, peer: peer)
+            case "migrations": return try await migrations()
+            case "verify": return try await verify()
+            case "reload": return await reloadNow()
+            case "metrics":
+                let text = MetricsRenderer.render(coordinator)
+                return success([("metrics", .string(text))], text: text)
+            default: return failure("unknown command")
+            }
+        } catch {
+            return failure("\(request.command.name) failed: \(error)")
+        }
+    }
+
+    private func success(_ fields: [(String, JSON)], text: String) -> String {
+        JSON.object([("ok", .bool(true))] + fields + [("text", .string(text))]).rendered
+    }
+
+    private func failure(_ message: String) -> String {
+        JSON.object([("ok", .bool(false)), ("error", .string(message))]).rendered
+    }
+
+    private func help() -> String {
+        let lines = ControlRequest.commands.map { "\($0.usage.padding(toLength: 24, withPad: " ", startingAt: 0))\($0.help)\($0.changes ? " (root or steward's user)" : "")" }
+        return success([("commands", .strings(ControlRequest.commands.map(\.usage)))], text: lines.joined(separator: "\n"))
+    }
+
+    private func status() async -> String {
+        let s = coordinator.state.withLock { $0 }
+        var text = "instance \(host) pid \(getpid()), up \(Int(Date().timeIntervalSince(coordinator.startedAt))) s\n"
+        text += s.isLeader ? "leader: this instance (since \(s.leaderSince.map(iso) ?? "?"))\n" : "leader: another instance (this one stands by)\n"
+        text += "database: \(s.databaseReachable ? "reachable" : "UNREACHABLE")\n"
+        text += "schema: \(s.schemaDifferences) difference(s), \(s.pendingMigrations) pending migration(s)\n"
+        let (jobsText, jobsJSON) = await jobTable()
+        return success([("host", .string(host)), ("pid", .number(Double(getpid()))), ("leader", .bool(s.isLeader)),
+                        ("database_reachable", .bool(s.databaseReachable)), ("schema_differences", .number(Double(s.schemaDifferences))),
+                        ("pending_migrations", .number(Double(s.pendingMigrations))), ("jobs", jobsJSON)],
+                       text: text + "\n" + jobsText)
+    }
+
+    private func jobs() async -> String {
+        let (text, json) = await jobTable()
+        return success([("jobs", json)], text: text)
+    }
+
+    private func jobTable() async -> (String, JSON) {
+        let s = coordinator.state.withLock { $0 }
+        let last = (try? await RunHistory(session: session, host: host, pid: Int(getpid())).lastRuns()) ?? [:]
+        var text = "JOB              ENABLED PAUSED  RUNNING SCHEDULE                 NEXT                  LAST\n"
+        var items: [JSON] = []
+        for configured in s.settings.jobs {
+            let name = configured.settings.name
+            let next = s.scheduler.nextSlot(name)
+            let lastRun = last[name]?.last
+            let lastText = lastRun.map { "\($0.status) \($0.startedAt.map(iso) ?? "")" } ?? "-"
+            text += name.padding(toLength: 17, withPad: " ", startingAt: 0)
+                + (configured.settings.enabled ? "yes" : "no").padding(toLength: 8, withPad: " ", startingAt: 0)
+                + (s.scheduler.isPaused(name) ? "yes" : "no").padding(toLength: 8, withPad: " ", startingAt: 0)
+                + (s.running.contains(name) ? "yes" : "no").padding(toLength: 8, withPad: " ", startingAt: 0)
+                + configured.settings.schedule.description.padding(toLength: 25, withPad: " ", startingAt: 0)
+                + (next.map(iso) ?? "-").padding(toLength: 22, withPad: " ", startingAt: 0) + lastText + "\n"
+            items.append(.object([("name", .string(name)), ("enabled", .bool(configured.settings.enabled)),
+                                  ("paused", .bool(s.scheduler.isPaused(name))), ("running", .bool(s.running.contains(name))),
+                                  ("schedule", .string(configured.settings.schedule.description)), ("next", .optional(next.map(iso))),
+                                  ("last_status", .optional(lastRun?.status)), ("last_started", .optional(lastRun?.startedAt.map(iso))),
+                                  ("last_success", .optional(last[name]?.lastSuccess?.finishedAt.map(iso)))]))
+        }
+        return (text, .array(items))
+    }
+
+    private func history(_ request: ControlRequest) async throws -> String {
+        let job = request.arguments[0]
+        guard coordinator.job(named: job) != nil else { throw ControlError("no job \(job)") }
+        let limit = request.arguments.count > 1 ? Int(request.arguments[1]) ?? -1 : 10
+        guard (1...1000).contains(limit) else { throw ControlError("n must be a number from 1 to 1000") }
+        let rows = try await RunHistory(session: session, host: host, pid: Int(getpid())).recent(job: job, limit: limit)
+        var text = "ID     STATUS     TRIGGER   SLOT                  STARTED               SECONDS  SUMMARY / ERROR\n"
+        for row in rows {
+            var seconds = "-"
+            if let start = row.startedAt, let end = row.finishedAt { seconds = String(format: "%.1f", end.timeIntervalSince(start)) }
+            var line = String(row.id).padding(toLength: 7, withPad: " ", startingAt: 0)
+            line += row.status.padding(toLength: 11, withPad: " ", startingAt: 0)
+            line += row.trigger.padding(toLength: 10, withPad: " ", startingAt: 0)
+            line += (row.scheduledFor.map(iso) ?? "-").padding(toLength: 22, withPad: " ", startingAt: 0)
+            line += (row.startedAt.map(iso) ?? "-").padding(toLength: 22, withPad: " ", startingAt: 0)
+            line += seconds.padding(toLength: 9, withPad: " ", startingAt: 0)
+            text += line + (row.error ?? row.summary ?? "") + "\n"
+        }
+        let json = JSON.array(rows.map { row in
+            .object([("id", .number(Double(row.id))), ("status", .string(row.status)), ("trigger", .string(row.trigger)),
+                     ("attempt", .number(Double(row.attempt))), ("scheduled_for", .optional(row.scheduledFor.map(iso))),
+                     ("started_at", .optional(row.startedAt.map(iso))), ("finished_at", .optional(row.finishedAt.map(iso))),
+                     ("dry_run", .bool(row.dryRun)), ("summary", .optional(row.summary)), ("error", .optional(row.error)),
+                     ("host", .string(row.host)), ("pid", .number(Double(row.pid)))])
+        })
+        return success([("job", .string(job)), ("runs", json)], text: text)
+    }
+
+    private func runNow(_ request: ControlRequest, peer: PeerCredentials) async throws -> String {
+        let job = request.arguments[0]
+        guard let configured = coordinator.job(named: job) else { throw ControlError("no job \(job)") }
+        let dryRun = request.flags.contains("--dry-run")
+        logger.notice("run requested on the control socket", [("job", job), ("dry_run", String(dryRun)), ("uid", String(peer.uid))])
+        // A session of its own: the job lock is per session, so this run and a scheduled one exclude each other.
+        let runSession = makeSession(job)
+        coordinator.runStarted(job)
+        let outcome = await JobRunner(session: runSession, host: host, pid: Int(getpid()), logger: logger)
+            .execute(configured.job, settings: configured.settings, scheduledFor: nil, trigger: .manual, dryRun: dryRun)
+        coordinator.record(job: job, outcome: outcome)
+        await runSession.reset()
+        let text = "\(job): \(outcome.status.rawValue) in \(String(format: "%.2f", outcome.seconds)) s"
+            + (outcome.summary.map { " — \($0.text)" } ?? "") + (outcome.reason.map { " — \($0)" } ?? "")
+        let fields: [(String, JSON)] = [("job", .string(job)), ("status", .string(outcome.status.rawValue)), ("dry_run", .bool(dryRun)),
+                                        ("run_id", outcome.runID.map { .number(Double($0)) } ?? .null), ("seconds", .number(outcome.seconds)),
+                                        ("summary", outcome.summary?.json ?? .null), ("reason", .optional(outcome.reason))]
+        return outcome.status == .succeeded ? success(fields, text: text)
+            : JSON.object([("ok", .bool(false))] + fields + [("error", .string(text)), ("text", .string(text))]).rendered
+    }
+
+    private func pause(_ request: ControlRequest, peer: PeerCredentials) async throws -> String {
+        let job = request.arguments[0]
+        guard coordinator.job(named: job) != nil else { throw ControlError("no job \(job)") }
+        let paused = request.command.name == "pause"
+        try await RunHistory(session: session, host: host, pid: Int(getpid())).setPaused(job: job, paused: paused, by: "uid \(peer.uid) via \(host)")
+        coordinator.withScheduler { $0.setPaused(job, paused) }
+        logger.notice(paused ? "job paused" : "job resumed", [("job", job), ("uid", String(peer.uid))])
+        return success([("job", .string(job)), ("paused", .bool(paused))], text: "\(job) \(paused ? "paused" : "resumed") (cluster-wide)")
+    }
+
+    private func migrations() async throws -> String {
+        let directory = coordinator.settings.config.migrationsDirectory
+        let status = try await session.run { c in try Migrator(connection: c, source: try MigrationSource(directory: directory), logger: .silent).status() }
+        coordinator.state.withLock { $0.pendingMigrations = status.pending.count }
+        var text = ""
+        for item in status.items {
+            text += item.state.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0) + "\(item.version)_\(item.name).sql"
+                + (item.notes.isEmpty ? "" : "  (\(item.notes.joined(separator: "; ")))") + "\n"
+        }
+        text += status.problems.map { "problem: \($0)\n" }.joined()
+        return success([("migrations", .array(status.items.map { .object([("version", .string($0.version)), ("name", .string($0.name)),
+                                                                           ("state", .string($0.state.rawValue))]) })),
+                        ("pending", .number(Double(status.pending.count))), ("problems", .strings(status.problems))], text: text)
+    }
+
+    private func verify() async throws -> String {
+        let directory = coordinator.settings.config.migrationsDirectory
+        let report = try await session.run { c in try Verifier(connection: c, source: try MigrationSource(directory: directory)).verify() }
+        coordinator.state.withLock { $0.schemaDifferences = report.differences.count }
+        let text = report.differences.isEmpty ? "ok: the database matches the \(report.checkedFiles) applied migration(s)"
+            : report.differences.map { "difference: \($0)" }.joined(separator: "\n")
+        return success([("differences", .strings(report.differences)), ("advisories", .strings(report.advisories))],
+                       text: text + report.advisories.map { "\nadvice: \($0)" }.joined())
+    }
+
+    private func reloadNow() async -> String {
+        let errors = await reload()
+        return errors.isEmpty ? success([("reloaded", .bool(true))], text: "configuration reloaded")
+            : JSON.object([("ok", .bool(false)), ("reloaded", .bool(false)), ("errors", .strings(errors)),
+                           ("error", .string("configuration refused; the old one stays: " + errors.joined(separator: "; ")))]).rendered
+    }
+}

@@ -1,0 +1,87 @@
+import Foundation
+import Jobs
+import Scheduler
+import Synchronization
+
+/// What the daemon's services share: leadership, the scheduler's decisions, the jobs and their counters.
+/// One lock around a value; services read and change it through small methods.
+public final class Coordinator: Sendable {
+    struct State {
+        var settings: DaemonSettings
+        var scheduler: SchedulerState
+        var isLeader = false
+        /// Increases each time this instance becomes leader.
+        var term = 0
+        var leaderSince: Date?
+        var runs: [String: [String: Int]] = [:]
+        var missed: [String: Int] = [:]
+        var lastSuccess: [String: Date] = [:]
+        var lastDuration: [String: Double] = [:]
+        var lastStatus: [String: String] = [:]
+        var running: Set<String> = []
+        var schemaDifferences = 0
+        var pendingMigrations = 0
+        var databaseReachable = false
+    }
+
+    let state: Mutex<State>
+    public let startedAt = Date()
+
+    init(settings: DaemonSettings) {
+        state = Mutex(State(settings: settings, scheduler: SchedulerState(jobs: settings.enabledJobs.map(\.settings.timing))))
+    }
+
+    var settings: DaemonSettings { state.withLock { $0.settings } }
+
+    var leadership: (isLeader: Bool, term: Int) { state.withLock { ($0.isLeader, $0.term) } }
+
+    func setLeader(_ leader: Bool) {
+        state.withLock { s in
+            if leader && !s.isLeader { s.term += 1; s.leaderSince = Date() }
+            if !leader { s.leaderSince = nil }
+            s.isLeader = leader
+        }
+    }
+
+    func setDatabaseReachable(_ reachable: Bool) { state.withLock { $0.databaseReachable = reachable } }
+
+    /// Swaps in reloaded settings; the scheduler keeps its running flags and pauses.
+    func apply(_ settings: DaemonSettings) {
+        state.withLock { s in
+            s.settings = settings
+            s.scheduler.update(jobs: settings.enabledJobs.map(\.settings.timing), now: Date())
+        }
+    }
+
+    func withScheduler<T>(_ body: (inout SchedulerState) -> T) -> T { state.withLock { body(&$0.scheduler) } }
+
+    func job(named name: String) -> JobCatalog.Configured? { state.withLock { s in s.settings.jobs.first { $0.settings.name == name } } }
+
+    func runStarted(_ job: String) { _ = state.withLock { $0.running.insert(job) } }
+
+    /// Counts a finished attempt for metrics and status.
+    func record(job: String, outcome: JobRunner.Outcome) {
+        state.withLock { s in
+            s.running.remove(job)
+            s.runs[job, default: [:]][outcome.status.rawValue, default: 0] += 1
+            s.lastStatus[job] = outcome.status.rawValue
+            if outcome.status != .skipped { s.lastDuration[job] = outcome.seconds }
+            if outcome.status == .succeeded { s.lastSuccess[job] = Date() }
+        }
+    }
+
+    func recordSlot(job: String, status: SchedulerState.SlotStatus) {
+        state.withLock { s in
+            if status == .missed { s.missed[job, default: 0] += 1 }
+            s.runs[job, default: [:]][status.rawValue, default: 0] += 1
+        }
+    }
+
+    func setSchema(differences: Int, pending: Int) {
+        state.withLock { $0.schemaDifferences = differences; $0.pendingMigrations = pending }
+    }
+
+    func seedLastSuccess(_ values: [String: Date]) {
+        state.withLock { s in for (job, date) in values where s.lastSuccess[job] == nil { s.lastSuccess[job] = date } }
+    }
+}

@@ -1,0 +1,202 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Config
+import Control
+import Foundation
+import Jobs
+import Logging
+import Migrations
+import Postgres
+import Synchronization
+import Systemd
+
+/// `steward run`: the long-lived service. Every part is a loop with `run()`, all in one task group;
+/// SIGTERM or SIGINT stops scheduling, lets running jobs finish within `shutdown_timeout`, releases the
+/// locks and returns 0; a second signal exits at once. SIGHUP (or `reload` on the socket) re-reads the config.
+public final class Daemon: Sendable {
+    let coordinator: Coordinator
+    let lifecycle = Lifecycle()
+    let logger: Logger
+    let notifier: SystemdNotifier
+    let target: ConnectionString
+    let environment: [String: String]
+    let overrides: @Sendable (inout StewardConfig) -> Void
+    let version: String
+
+    /// A daemon for `settings`, connecting to `target` (password already resolved).
+    public init(settings: DaemonSettings, target: ConnectionString, logger: Logger, version: String,
+                environment: [String: String], overrides: @escaping @Sendable (inout StewardConfig) -> Void) {
+        self.coordinator = Coordinator(settings: settings)
+        self.logger = logger
+        self.notifier = SystemdNotifier(environment: environment)
+        self.target = target
+        self.environment = environment
+        self.overrides = overrides
+        self.version = version
+    }
+
+    /// Runs until stopped; returns the process exit code.
+    public func run() async -> Int32 {
+        let relay = SignalRelay()
+        let settings = coordinator.settings
+        let host = settings.host
+        logger.notice("starting", [("version", version), ("config", settings.path ?? "(none)"), ("host", host), ("pid", String(getpid())),
+                                   ("database", target.description)])
+        let server = ControlServer(path: settings.config.controlSocket, logger: logger.named("control"))
+        let listener: ControlServer.Listener
+        do {
+            listener = try server.listen()
+        } catch {
+            logger.critical("cannot open the control socket", [("error", "\(error)")])
+            return 1
+        }
+        let sessionSettings = [("lock_timeout", "10s"), ("statement_timeout", "5min")]
+        let makeSession: @Sendable (String) -> DatabaseSession = { [target, logger] label in
+            DatabaseSession(target, label: label, logger: logger.named("postgres"), settings: sessionSettings)
+        }
+        let controlSession = makeSession("control")
+
+        return await withTaskGroup(of: Int32?.self) { group in
+            group.addTask { await self.handleSignals(relay) }
+            group.addTask {
+                // The socket answers while the database is still being waited for.
+                let handler = ControlHandler(coordinator: self.coordinator, session: controlSession, makeSession: makeSession,
+                                             reload: { await self.reload() }, logger: self.logger.named("control"), host: host)
+                await server.serve(listener) { line, peer in await handler.handle(line, peer: peer) }
+                return nil
+            }
+            guard await prepare(controlSession) else {
+                lifecycle.stop()
+                group.cancelAll()
+                return 0
+            }
+            notifier.ready(status: "running; standing by for leadership")
+            logger.notice("ready", [("jobs", settings.enabledJobs.map(\.settings.name).joined(separator: ","))])
+            group.addTask {
+                await LeaderElection(session: makeSession("leader"), coordinator: self.coordinator, lifecycle: self.lifecycle,
+                                     logger: self.logger.named("leader"), host: host, pollSeconds: settings.config.leaderPollSeconds).run()
+                return nil
+            }
+            group.addTask {
+                await SchedulerService(coordinator: self.coordinator, lifecycle: self.lifecycle, logger: self.logger.named("scheduler"),
+                                       session: makeSession("scheduler"), makeSession: makeSession, host: host).run()
+                return 0
+            }
+            group.addTask { await self.housekeeping(); return nil }
+            // The scheduler returns once a stop was asked for and its runs are over: then everything else stops.
+            while let result = await group.next() {
+                if let code = result {
+                    lifecycle.stop()
+                    group.cancelAll()
+                    await controlSession.reset()
+                    logger.notice("stopped", [("exit", String(code))])
+                    return code
+                }
+            }
+            return 0
+        }
+    }
+
+    /// Waits for the database, prepares Steward's schema, checks the app schema; false when stopped first.
+    private func prepare(_ session: DatabaseSession) async -> Bool {
+        var backoff = 1.0
+        let directory = coordinator.settings.config.migrationsDirectory
+        let logger = logger
+        while !lifecycle.isStopping {
+            do {
+                notifier.status("connecting to \(target)")
+                try await session.run { c in
+                    try c.requireSessionState()
+                    try HistoryStore(connection: c).prepareLocked(logger: logger.named("migrations"))
+                }
+                coordinator.setDatabaseReachable(true)
+                do {
+                    let (differences, pending) = try await session.run { c -> (Int, Int) in
+                        let source = try MigrationSource(directory: directory)
+                        let report = try Verifier(connection: c, source: source).verify()
+                        for difference in report.differences { logger.warning("schema difference", [("difference", difference)]) }
+                        let status = try Migrator(connection: c, source: source, logger: .silent).status()
+                        return (report.differences.count, status.pending.count)
+                    }
+                    coordinator.setSchema(differences: differences, pending: pending)
+                    logger.info("schema checked", [("differences", String(differences)), ("pending_migrations", String(pending))])
+                } catch {
+                    logger.warning("could not check the app schema; jobs run anyway", [("error", "\(error)")])
+                }
+                return true
+            } catch let error as PostgresError where error.kind == .transactionPooler {
+                logger.critical("refusing the database URL", [("error", error.description), ("hint", error.hint ?? "")])
+                return false
+            } catch {
+                coordinator.setDatabaseReachable(false)
+                logger.warning("waiting for the database", [("error", "\(error)"), ("retry_in_s", String(Int(backoff)))])
+                notifier.status("waiting for the database: \(error)")
+                await session.reset()
+                await lifecycle.sleep(backoff)
+                backoff = min(backoff * 2, 30)
+            }
+        }
+        return false
+    }
+
+    /// First SIGTERM/SIGINT: graceful stop. A second: exit at once. SIGHUP: reload.
+    private func handleSignals(_ relay: SignalRelay) async -> Int32? {
+        for await number in relay.signals {
+            switch number {
+            case SIGHUP:
+                let errors = await reload()
+                if !errors.isEmpty { logger.error("reload refused; keeping the running configuration", [("errors", errors.joined(separator: "; "))]) }
+            default:
+                if lifecycle.stop() {
+                    logger.notice("stopping", [("signal", number == SIGTERM ? "SIGTERM" : "SIGINT")])
+                    notifier.stopping()
+                } else {
+                    logger.warning("second signal: exiting at once")
+                    exit(1)
+                }
+            }
+            if Task.isCancelled { break }
+        }
+        return nil
+    }
+
+    /// Re-reads the config file: the new one replaces the old only if all of it is valid.
+    func reload() async -> [String] {
+        notifier.reloading()
+        defer { notifier.ready(status: coordinator.leadership.isLeader ? "running; leader" : "running; standing by") }
+        let path = coordinator.settings.path
+        do {
+            let settings = try DaemonSettings.load(path: path, environment: environment, overrides: overrides)
+            coordinator.apply(settings)
+            logger.notice("configuration reloaded", [("config", path ?? "(none)"), ("jobs", settings.enabledJobs.map(\.settings.name).joined(separator: ","))])
+            return []
+        } catch {
+            return [error.description]
+        }
+    }
+
+    /// Watchdog pings, the status line, and the metrics textfile.
+    private func housekeeping() async {
+        var lastStatus = ""
+        var lastPing = Date.distantPast
+        var lastMetrics = Date.distantPast
+        while !Task.isCancelled {
+            let now = Date()
+            if let interval = notifier.watchdogPingInterval, now.timeIntervalSince(lastPing) >= interval {
+                notifier.watchdog()
+                lastPing = now
+            }
+            let s = coordinator.state.withLock { ($0.isLeader, $0.databaseReachable, $0.running.count) }
+            let status = !s.1 ? "database unreachable; retrying" : (s.0 ? "leader; \(s.2) job(s) running" : "standing by (another instance leads)")
+            if status != lastStatus { notifier.status(status); lastStatus = status }
+            let config = coordinator.settings.config
+            if let path = config.metricsTextfile, now.timeIntervalSince(lastMetrics) >= config.metricsIntervalSeconds {
+                do { try MetricsRenderer.write(MetricsRenderer.render(coordinator), to: path) }
+                catch { logger.warning("could not write the metrics file", [("path", path), ("error", "\(error)")]) }
+                lastMetrics = now
+            }
+            try? await Task.sleep(nanoseconds: 250_000_000)
+        }
+    }
+}

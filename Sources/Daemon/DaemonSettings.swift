@@ -1,0 +1,28 @@
+import Config
+import Foundation
+import Jobs
+
+/// Everything `steward run` needs from its configuration, validated as a whole before anything starts.
+public struct DaemonSettings: Sendable {
+    public let config: StewardConfig
+    public let jobs: [JobCatalog.Configured]
+    /// The file to read again on reload (nil: environment and flags only).
+    public let path: String?
+
+    /// Loads and checks `path`: a bad key or value anywhere, job sections included, throws naming file, line and key.
+    public static func load(path: String?, environment: [String: String], overrides: (inout StewardConfig) -> Void = { _ in }) throws(ConfigError) -> DaemonSettings {
+        var config = try StewardConfig.load(path: path, environment: environment)
+        overrides(&config)
+        let jobs = try JobCatalog.configure(config.jobSections)
+        return DaemonSettings(config: config, jobs: jobs, path: path)
+    }
+
+    /// The jobs that are enabled.
+    public var enabledJobs: [JobCatalog.Configured] { jobs.filter { $0.settings.enabled } }
+
+    /// This instance's name in history rows and status: `[daemon] host`, else the machine's host name.
+    public var host: String {
+        if let host = config.host { return host }
+        return ProcessInfo.processInfo.hostName
+    }
+}

@@ -1,0 +1,148 @@
+import Foundation
+import Jobs
+import Logging
+import Postgres
+import Scheduler
+
+/// Drives the scheduler's decisions while this instance leads: wakes at each slot (never more than a
+/// second late), starts runs as child tasks, records skipped and missed slots, and on stop lets running
+/// jobs finish within `shutdown_timeout` before cancelling them.
+struct SchedulerService {
+    let coordinator: Coordinator
+    let lifecycle: Lifecycle
+    let logger: Logger
+    /// For history rows of slots that do not run, and for the takeover queries.
+    let session: DatabaseSession
+    /// Opens a database session for a job's runs (one per job, kept for the daemon's life).
+    let makeSession: @Sendable (String) -> DatabaseSession
+    let host: String
+
+    private enum Event: Sendable {
+        case tick
+        case finished(job: String, slot: Date?, attempt: Int, outcome: JobRunner.Outcome)
+        case shutdownDeadline
+    }
+
+    func run() async {
+        var sessions: [String: DatabaseSession] = [:]
+        var history: RunHistory { RunHistory(session: session, host: host, pid: Int(getpid())) }
+        await withTaskGroup(of: Event.self) { group in
+            var seenTerm = 0
+            var running = 0
+            var draining = false
+            group.addTask { .tick }
+            while let event = await group.next() {
+                switch event {
+                case .finished(let job, let slot, let attempt, let outcome):
+                    running -= 1
+                    coordinator.record(job: job, outcome: outcome)
+                    coordinator.withScheduler { $0.finished(job: job, slot: slot, attempt: attempt, succeeded: outcome.status != .failed, now: Date()) }
+                    if draining && running == 0 { group.cancelAll() }
+                    continue
+                case .shutdownDeadline:
+                    if running > 0 {
+                        logger.warning("shutdown timeout reached: cancelling running jobs", [("running", String(running))])
+                    }
+                    group.cancelAll()
+                    continue
+                case .tick:
+                    break
+                }
+                if lifecycle.isStopping || Task.isCancelled {
+                    if !draining {
+                        draining = true
+                        coordinator.withScheduler { $0.lostLeadership() }
+                        if running == 0 { group.cancelAll(); continue }
+                        let timeout = coordinator.settings.config.shutdownTimeoutSeconds
+                        logger.notice("stopping: waiting for running jobs", [("running", String(running)), ("timeout_s", String(Int(timeout)))])
+                        group.addTask {
+                            try? await Task.sleep(nanoseconds: UInt64(timeout * 1e9))
+                            return .shutdownDeadline
+                        }
+                    }
+                    continue
+                }
+
+                var actions: [SchedulerState.Action] = []
+                let (leader, term) = coordinator.leadership
+                if leader && term != seenTerm {
+                    seenTerm = term
+                    actions += await takeover(history: history)
+                } else if !leader && coordinator.withScheduler({ $0.isLeader }) {
+                    coordinator.withScheduler { $0.lostLeadership() }
+                }
+                actions += coordinator.withScheduler { $0.due(now: Date()) }
+                for action in actions {
+                    switch action {
+                    case .record(let job, let slot, let status, let reason):
+                        coordinator.recordSlot(job: job, status: status)
+                        logger.log(status == .missed ? .warning : .info, "slot not run", [("job", job), ("slot", iso(slot)),
+                                                                                         ("status", status.rawValue), ("reason", reason)])
+                        do { try await history.record(job: job, scheduledFor: slot, status: status.rawValue, reason: reason) }
+                        catch { logger.error("could not record the slot", [("job", job), ("error", "\(error)")]) }
+                    case .run(let job, let slot, let trigger, let attempt):
+                        guard let configured = coordinator.job(named: job) else { continue }
+                        let jobSession = sessions[job] ?? makeSession(job)
+                        sessions[job] = jobSession
+                        let runner = JobRunner(session: jobSession, host: host, pid: Int(getpid()), logger: logger)
+                        running += 1
+                        coordinator.runStarted(job)
+                        let runTrigger: RunTrigger = switch trigger { case .schedule: .schedule; case .catchUp: .catchUp; case .retry: .retry }
+                        group.addTask {
+                            let outcome = await runner.execute(configured.job, settings: configured.settings, scheduledFor: slot,
+                                                               trigger: runTrigger, attempt: attempt)
+                            return .finished(job: job, slot: slot, attempt: attempt, outcome: outcome)
+                        }
+                    }
+                }
+                let wake = coordinator.withScheduler { $0.nextWake() }
+                let delay = max(0.001, min(1.0, (wake ?? .distantFuture).timeIntervalSinceNow))
+                group.addTask {
+                    try? await Task.sleep(nanoseconds: UInt64(delay * 1e9))
+                    return .tick
+                }
+            }
+        }
+        for session in sessions.values { await session.reset() }
+    }
+
+    /// On becoming leader: runs left `running` by a dead instance are marked failed, missed slots are
+    /// recorded (or caught up), and pauses are read back.
+    private func takeover(history: RunHistory) async -> [SchedulerState.Action] {
+        let jobs = coordinator.settings.enabledJobs.map(\.settings.name)
+        do {
+            // Runs left "running" by an instance that died: closed as failed now, for each job nobody is running.
+            for job in jobs {
+                let swept = try await session.run { c -> Int in
+                    guard try c.query("select pg_try_advisory_lock($1, hashtext($2))", [JobRunner.lockNamespace, job]).rows[0].decode(Bool.self, at: 0) else { return 0 }
+                    defer { _ = try? c.query("select pg_advisory_unlock($1, hashtext($2))", [JobRunner.lockNamespace, job]) }
+                    return try c.query("""
+                        update steward.job_runs set status = 'failed', finished_at = now(),
+                          error = 'interrupted: the instance running it (' || host || ', pid ' || pid || ') stopped or lost its database connection before it finished'
+                        where job = $1 and status = 'running'
+                        """, [job]).affectedRows
+                }
+                if swept > 0 { logger.warning("marked interrupted runs failed", [("job", job), ("runs", String(swept))]) }
+            }
+            var lastSlots: [String: Date] = [:]
+            for job in jobs { lastSlots[job] = try await history.lastSlot(job: job) }
+            let paused = try await history.pausedJobs()
+            let last = try await history.lastRuns()
+            coordinator.seedLastSuccess(last.compactMapValues { $0.lastSuccess?.finishedAt })
+            let actions = coordinator.withScheduler { $0.becameLeader(lastSlots: lastSlots, paused: paused, now: Date()) }
+            logger.info("scheduling", jobs.map { job in
+                (job, coordinator.withScheduler { $0.nextSlot(job) }.map(iso) ?? "-")
+            })
+            return actions
+        } catch {
+            logger.error("could not read the history at takeover; scheduling from now", [("error", "\(error)")])
+            return coordinator.withScheduler { $0.becameLeader(lastSlots: [:], paused: [], now: Date()) }
+        }
+    }
+}
+
+func iso(_ date: Date) -> String {
+    let formatter = ISO8601DateFormatter()
+    formatter.formatOptions = [.withInternetDateTime]
+    return formatter.string(from: date)
+}

@@ -1,0 +1,47 @@
+import CLI
+import Foundation
+import Logging
+
+/// `steward config check`: validates a config file without starting anything.
+enum ConfigCheckCommand: StewardCommand {
+    static let spec = CommandSpec(
+        name: "config check",
+        abstract: "Validate a config file (every section and job) without starting.",
+        discussion: "Exits 0 and lists the jobs with their next runs, or 78 with file:line and key of the first mistake.",
+        options: [
+            .init("config", value: "FILE", help: "The file to check."),
+            .init("json", help: "Print the result as one JSON object."),
+        ])
+
+    static func run(_ context: CommandContext) async throws -> ExitCode {
+        let settings = try context.daemonSettings()
+        if context.arguments.value("database-url") == nil, settings.config.databasePasswordFile != nil {
+            _ = try context.connectionTarget()
+        }
+        let now = Date()
+        if context.json {
+            Output.print(JSON.object([
+                ("ok", .bool(true)), ("config", .optional(settings.path)),
+                ("jobs", .array(settings.jobs.map { job in
+                    .object([("name", .string(job.settings.name)), ("enabled", .bool(job.settings.enabled)),
+                             ("schedule", .string(job.settings.schedule.description)),
+                             ("next", .string(iso8601(job.settings.schedule.next(after: now))))])
+                })),
+            ]).rendered)
+        } else {
+            var text = "ok: \(settings.path ?? "(no file)") is valid\n\njobs:\n"
+            for job in settings.jobs {
+                text += "  \(job.settings.name.padding(16))\(job.settings.enabled ? "enabled " : "disabled")  \(job.settings.schedule.description.padding(26))"
+                    + (job.settings.enabled ? "next \(iso8601(job.settings.schedule.next(after: now)))" : "") + "\n"
+            }
+            Output.print(text)
+        }
+        return .ok
+    }
+}
+
+func iso8601(_ date: Date) -> String {
+    let formatter = ISO8601DateFormatter()
+    formatter.formatOptions = [.withInternetDateTime]
+    return formatter.string(from: date)
+}

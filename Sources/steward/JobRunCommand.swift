@@ -1,0 +1,65 @@
+import CLI
+import Foundation
+import Jobs
+import Logging
+import Migrations
+import Postgres
+
+/// `steward job run <name>`: runs one job once, now, outside the daemon (with the same lock and history).
+enum JobRunCommand: StewardCommand {
+    static let spec = CommandSpec(
+        name: "job run",
+        abstract: "Run one job now and print what it did.",
+        discussion: """
+        Uses the job's settings from --config, takes the job's cluster-wide lock (so it never overlaps a
+        scheduled run), and records the run in steward.job_runs (trigger manual). Exits 0 when it succeeded,
+        1 when it failed, 75 when another run of the job holds the lock.
+
+        Jobs: \(JobCatalog.all.map { "\($0.name) (\($0.abstract))" }.joined(separator: "; "))
+
+        Example: steward job run prune-history --dry-run
+        """,
+        positionals: "<job>",
+        options: CommandSpec.Option.databaseOptions + [
+            .init("dry-run", help: "Change nothing; report what would change."),
+        ])
+
+    static func run(_ context: CommandContext) async throws -> ExitCode {
+        guard context.arguments.positionals.count == 1, let name = context.arguments.positionals.first else {
+            throw UsageError(command: spec.name, message: "name one job (known: \(JobCatalog.all.map { $0.name }.joined(separator: ", ")))")
+        }
+        let settings = try context.daemonSettings()
+        guard let configured = settings.jobs.first(where: { $0.settings.name == name }) else {
+            throw UsageError(command: spec.name, message: "no job \(name) (known: \(JobCatalog.all.map { $0.name }.joined(separator: ", ")))")
+        }
+        let target = try context.connectionTarget()
+        let logger = context.logger
+        let session = DatabaseSession(target, label: "job", logger: logger.named("postgres"),
+                                      connectTimeoutSeconds: settings.config.connectTimeoutSeconds, settings: [("lock_timeout", "10s")])
+        try await session.run { c in
+            try c.requireSessionState()
+            try HistoryStore(connection: c).prepareLocked(logger: logger.named("migrations"))
+        }
+        let dryRun = context.arguments.flag("dry-run")
+        let outcome = await JobRunner(session: session, host: settings.host, pid: Int(getpid()), logger: logger.named("jobs"))
+            .execute(configured.job, settings: configured.settings, scheduledFor: nil, trigger: .manual, dryRun: dryRun)
+        await session.reset()
+        if context.json {
+            Output.print(JSON.object([
+                ("job", .string(name)), ("status", .string(outcome.status.rawValue)), ("dry_run", .bool(dryRun)),
+                ("run_id", outcome.runID.map { .number(Double($0)) } ?? .null), ("seconds", .number((outcome.seconds * 1000).rounded() / 1000)),
+                ("summary", outcome.summary?.json ?? .null), ("error", .optional(outcome.reason)),
+            ]).rendered)
+        } else {
+            var text = "\(name): \(outcome.status.rawValue)\(dryRun ? " (dry run)" : "") in \(String(format: "%.2f", outcome.seconds)) s"
+            if let summary = outcome.summary { text += "\n  " + summary.counts.map { "\($0.0): \($0.1)" }.joined(separator: "\n  ") }
+            if let reason = outcome.reason { text += "\n  \(reason)" }
+            Output.print(text)
+        }
+        switch outcome.status {
+        case .succeeded: return .ok
+        case .failed: return .failure
+        case .skipped: return .temporaryFailure
+        }
+    }
+}
