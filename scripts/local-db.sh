@@ -7,6 +7,7 @@
 #   scripts/local-db.sh url      print the URL Steward uses (role postgres, database steward_demo)
 #   scripts/local-db.sh reset    stop and delete everything
 #   scripts/local-db.sh ca       print the path of the cluster's CA certificate (TLS is on)
+#   scripts/local-db.sh crash-restart   restart the server the hard way (-m immediate), for fault tests
 #   scripts/local-db.sh newdb NAME [legacy|2026]   create a database with the local shim applied
 #
 # Environment: STEWARD_PG_DIR (default .local/pg), STEWARD_PG_PORT (default 54329).
@@ -16,6 +17,7 @@ set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir=${STEWARD_PG_DIR:-$root/.local/pg}
+case "$dir" in /*) ;; *) dir="$PWD/$dir" ;; esac
 port=${STEWARD_PG_PORT:-54329}
 link=$dir
 [ -L "$dir" ] && dir=$(readlink -f "$dir")
@@ -25,6 +27,23 @@ admin_url="postgresql://supabase_admin:$password@127.0.0.1:$port"
 
 as_postgres() {
   if [ "$(id -un)" = postgres ]; then "$@"; else (cd / && runuser -u postgres -- "$@"); fi
+}
+
+# Starts the server with no descriptor of ours but 0-2: a caller's pipe inherited by the server would stay
+# open for the server's lifetime (and make a caller that waits for end-of-output or for our exit wait for ever).
+start_server() {
+  (
+    cd /
+    for fd in /proc/self/fd/*; do
+      fd=${fd##*/}
+      [ "$fd" -gt 2 ] 2>/dev/null && eval "exec $fd>&-" 2>/dev/null
+    done
+    runuser_or_self "$bin/pg_ctl" "$@" </dev/null >/dev/null 2>&1
+  )
+}
+
+runuser_or_self() {
+  if [ "$(id -un)" = postgres ]; then "$@"; else runuser -u postgres -- "$@"; fi
 }
 
 psql_admin() { # database, then psql arguments
@@ -97,7 +116,6 @@ listen_addresses = '127.0.0.1'
 port = $port
 unix_socket_directories = ''
 fsync = off
-synchronous_commit = off
 full_page_writes = off
 max_connections = 200
 shared_buffers = 128MB
@@ -110,7 +128,7 @@ CONF
     printf "ssl = on\nssl_cert_file = 'server.crt'\nssl_key_file = 'server.key'\n" >> "$dir/data/postgresql.conf"
   fi
   if ! as_postgres "$bin/pg_ctl" -D "$dir/data" status >/dev/null 2>&1; then
-    as_postgres "$bin/pg_ctl" -D "$dir/data" -l "$dir/data/server.log" -w -t 60 start >/dev/null
+    start_server -D "$dir/data" -l "$dir/data/server.log" -w -t 60 start
   fi
   psql_admin postgres -f "$root/sql/local/00_roles.sql" >/dev/null
   for mode in legacy 2026; do
@@ -132,10 +150,11 @@ case "${1:-}" in
   start) start ;;
   stop) stop ;;
   status) as_postgres "$bin/pg_ctl" -D "$dir/data" status ;;
+  crash-restart) start_server -D "$dir/data" -l "$dir/data/server.log" -m immediate -w -t 60 restart ;;
   url) echo "postgresql://postgres:$password@127.0.0.1:$port/${2:-steward_demo}" ;;
   admin-url) echo "$admin_url/${2:-postgres}" ;;
   ca) echo "$dir/ca.crt" ;;
   newdb) new_database "${2:?database name}" "${3:-2026}" ;;
   reset) stop; rm -rf "$dir" "$link" ;;
-  *) sed -n '2,14p' "$0" >&2; exit 64 ;;
+  *) sed -n '2,16p' "$0" >&2; exit 64 ;;
 esac

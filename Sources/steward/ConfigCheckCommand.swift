@@ -15,9 +15,6 @@ enum ConfigCheckCommand: StewardCommand {
 
     static func run(_ context: CommandContext) async throws -> ExitCode {
         let settings = try context.daemonSettings()
-        if context.arguments.value("database-url") == nil, settings.config.databasePasswordFile != nil {
-            _ = try context.connectionTarget()
-        }
         let now = Date()
         if context.json {
             Output.print(JSON.object([

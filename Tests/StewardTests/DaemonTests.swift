@@ -1,0 +1,157 @@
+import Foundation
+import Postgres
+import Testing
+import TestSupport
+
+/// Counts rows of `steward.job_runs` matching `condition`.
+func runs(_ db: TestDatabase, _ condition: String = "true") throws -> Int {
+    try db.connect().query("select count(*) from steward.job_runs where \(condition)").rows[0].decode(Int.self, at: 0)
+}
+
+@Suite("steward run: the daemon as a real process")
+struct DaemonTests {
+    @Test("READY=1 after the database is checked, STATUS lines, watchdog pings, STOPPING=1 and exit 0 on SIGTERM")
+    func systemdNotify() throws {
+        try withTestDatabase { db in
+            _ = try StewardProcess.run(["migrate", "--database-url", db.url, "--migrations", TestEnvironment.migrationsDirectory])
+            let notify = try NotifyListener()
+            let daemon = try DaemonProcess(databaseURL: db.url, environment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "1000000"])
+            #expect(notify.wait(for: "READY=1", timeout: 20))
+            #expect(notify.wait(for: "WATCHDOG=1", timeout: 5))
+            #expect(daemon.waitUntil(leader: true, timeout: 10))
+            #expect(notify.messages().contains { $0.contains("STATUS=leader") })
+            let result = daemon.stop()
+            #expect(result.exitCode == 0, "\(result.stderr)")
+            #expect(notify.wait(for: "STOPPING=1", timeout: 5))
+            let leaderLocks = try db.connect().query("""
+                select count(*) from pg_locks where locktype = 'advisory' and database = (select oid from pg_database where datname = current_database())
+                """).rows[0].decode(Int.self, at: 0)
+            #expect(leaderLocks == 0)
+            #expect(!FileManager.default.fileExists(atPath: daemon.socketPath))
+        }
+    }
+
+    @Test("two daemons: one leads; when it is killed the other takes over within the bound, and no slot is recorded twice")
+    func leaderFailover() throws {
+        try withTestDatabase { db in
+            let job = "[job.prune-history]\nschedule = @every 1s\nretries = 0\n"
+            let a = try DaemonProcess(databaseURL: db.url, host: "alpha", config: job)
+            #expect(a.waitUntil(leader: true, timeout: 20))
+            let b = try DaemonProcess(databaseURL: db.url, host: "beta", config: job)
+            #expect(b.waitUntil(leader: false, timeout: 20))
+            usleep(2_500_000)
+            #expect(try runs(db, "host = 'alpha' and status = 'succeeded'") >= 1)
+            #expect(try runs(db, "host = 'beta'") == 0)
+            a.process.kill(SIGKILL)
+            let killed = Date()
+            #expect(b.waitUntil(leader: true, timeout: 10))
+            let takeover = Date().timeIntervalSince(killed)
+            #expect(takeover < 3, "takeover took \(takeover) s with leader_poll = 0.5")
+            usleep(2_500_000)
+            #expect(try runs(db, "host = 'beta' and status = 'succeeded'") >= 1)
+            let duplicates = try db.connect().query("""
+                select count(*) from (select job, scheduled_for, attempt from steward.job_runs where scheduled_for is not null
+                group by 1, 2, 3 having count(*) > 1) d
+                """).rows[0].decode(Int.self, at: 0)
+            #expect(duplicates == 0)
+            #expect(b.stop().exitCode == 0)
+        }
+    }
+
+    @Test("the database restarted under the daemon: it survives, leads again, and the next run completes")
+    func databaseRestart() throws {
+        let cluster = try TestCluster()
+        let daemon = try DaemonProcess(databaseURL: cluster.url, config: "[job.prune-history]\nschedule = @every 1s\n")
+        #expect(daemon.waitUntil(leader: true, timeout: 20))
+        try cluster.restartImmediately()
+        usleep(500_000)
+        #expect(daemon.process.process.isRunning)
+        #expect(daemon.waitUntil(leader: true, timeout: 40), "\(daemon.process.stderrSoFar)")
+        let c = try Connection(ConnectionString(cluster.url))
+        let before = try c.query("select count(*) from steward.job_runs where status = 'succeeded'").rows[0].decode(Int.self, at: 0)
+        usleep(2_500_000)
+        let after = try c.query("select count(*) from steward.job_runs where status = 'succeeded'").rows[0].decode(Int.self, at: 0)
+        #expect(after > before)
+        let result = daemon.stop()
+        #expect(result.exitCode == 0)
+        #expect(result.stderr.contains("lost leadership") || result.stderr.contains("database unreachable"))
+    }
+
+    @Test("reload: a bad config is refused with file:line and the old one kept; a good one applies")
+    func reload() throws {
+        try withTestDatabase { db in
+            let daemon = try DaemonProcess(databaseURL: db.url, config: "[job.prune-history]\nschedule = @daily\n")
+            #expect(daemon.waitUntil(leader: true, timeout: 20))
+            try daemon.rewrite(extra: "[job.prune-history]\nschedule = 61 * * * *\n", databaseURL: db.url)
+            let refused = try daemon.ctlJSON(["reload"])
+            #expect(refused["ok"] as? Bool == false)
+            #expect((refused["error"] as? String)?.contains("\(daemon.configPath):12: [job.prune-history] schedule") == true, "\(refused)")
+            daemon.process.kill(SIGHUP)
+            usleep(500_000)
+            #expect(daemon.process.stderrSoFar.contains("reload refused"))
+            let jobs = try daemon.ctlJSON(["jobs"])["jobs"] as? [[String: Any]]
+            #expect(jobs?.first?["schedule"] as? String == "@daily")
+            try daemon.rewrite(extra: "[job.prune-history]\nschedule = */5 * * * *\n", databaseURL: db.url)
+            #expect(try daemon.ctlJSON(["reload"])["ok"] as? Bool == true)
+            let reloaded = try daemon.ctlJSON(["jobs"])["jobs"] as? [[String: Any]]
+            #expect(reloaded?.first?["schedule"] as? String == "*/5 * * * *")
+            #expect(daemon.stop().exitCode == 0)
+        }
+    }
+
+    @Test("a run that outlives its timeout is cancelled on the server, recorded failed, and retried with backoff")
+    func timeoutAndRetry() throws {
+        try withTestDatabase { db in
+            _ = try StewardProcess.run(["job", "run", "prune-history", "--database-url", db.url, "--dry-run"])
+            let blocker = try db.connect()
+            try blocker.execute("""
+                insert into steward.job_runs (job, started_at, finished_at, status, trigger, host, pid)
+                values ('prune-history', now() - interval '200 days', now() - interval '200 days', 'succeeded', 'manual', 'old', 1)
+                """)
+            try blocker.execute("begin; select * from steward.job_runs where host = 'old' for update")
+            let daemon = try DaemonProcess(databaseURL: db.url, config: """
+                [job.prune-history]
+                schedule = @every 1h
+                missed = catch-up
+                timeout = 1s
+                retries = 1
+                retry_backoff = 1s
+                """)
+            // A slot an hour ago makes catch-up start a run at once.
+            try db.connect().execute("""
+                insert into steward.job_runs (job, scheduled_for, status, trigger, host, pid)
+                values ('prune-history', date_trunc('hour', now()) - interval '1 hour', 'succeeded', 'schedule', 'old', 1)
+                """)
+            #expect(daemon.waitUntil(leader: true, timeout: 20))
+            var failed = 0
+            for _ in 0..<100 where failed < 2 {
+                failed = try runs(db, "status = 'failed' and error like 'timed out after 1 s%'")
+                usleep(100_000)
+            }
+            #expect(failed == 2)
+            #expect(try runs(db, "status = 'failed' and trigger = 'retry' and attempt = 2") == 1)
+            let waiting = try db.connect().query("select count(*) from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()")
+                .rows[0].decode(Int.self, at: 0)
+            #expect(waiting == 0, "the cancelled DELETE still waits on the server")
+            try blocker.execute("rollback")
+            #expect(daemon.stop().exitCode == 0)
+        }
+    }
+
+    @Test("slots missed while nothing led are recorded; catch-up runs the latest once")
+    func missedSlots() throws {
+        try withTestDatabase { db in
+            _ = try StewardProcess.run(["job", "run", "prune-history", "--database-url", db.url, "--dry-run"])
+            try db.connect().execute("""
+                insert into steward.job_runs (job, scheduled_for, status, trigger, host, pid)
+                values ('prune-history', date_trunc('minute', now()) - interval '5 minutes', 'succeeded', 'schedule', 'old', 1)
+                """)
+            let daemon = try DaemonProcess(databaseURL: db.url, config: "[job.prune-history]\nschedule = * * * * *\nmissed = catch-up\n")
+            #expect(daemon.waitUntil(leader: true, timeout: 20))
+            usleep(1_000_000)
+            #expect(try runs(db, "status = 'missed' and error = 'no instance was leading at the time'") >= 3)
+            #expect(try runs(db, "trigger = 'catch-up' and status = 'succeeded'") == 1)
+            #expect(daemon.stop().exitCode == 0)
+        }
+    }
+}

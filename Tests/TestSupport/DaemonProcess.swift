@@ -1,0 +1,84 @@
+import Foundation
+
+/// A real `steward run` process with its own config file and control socket, for one test.
+public final class DaemonProcess: @unchecked Sendable {
+    public let configPath: String
+    public let socketPath: String
+    public let process: StewardProcess.Running
+    public let host: String
+
+    /// Starts `steward run` against `databaseURL` with `config` appended to a generated `[control]`/`[daemon]` part.
+    public init(databaseURL: String, host: String = "test-\(UInt16.random(in: 0...UInt16.max))", config: String = "",
+                environment: [String: String] = [:], leaderPoll: Double = 0.5) throws {
+        let id = UInt32.random(in: 0...UInt32.max)
+        self.host = host
+        configPath = NSTemporaryDirectory() + "steward-\(id).ini"
+        socketPath = NSTemporaryDirectory() + "steward-\(id).sock"
+        try """
+            [database]
+            url = \(databaseURL)
+            [migrations]
+            dir = \(TestEnvironment.migrationsDirectory)
+            [control]
+            socket = \(socketPath)
+            [daemon]
+            host = \(host)
+            leader_poll = \(leaderPoll)
+            shutdown_timeout = 5
+            \(config)
+            """.write(toFile: configPath, atomically: true, encoding: .utf8)
+        process = try StewardProcess.start(["run", "--config", configPath, "--log-level", "debug"], environment: environment)
+    }
+
+    deinit {
+        if process.process.isRunning { process.kill(SIGKILL) }
+        try? FileManager.default.removeItem(atPath: configPath)
+    }
+
+    /// `steward ctl <words…>` against this daemon.
+    public func ctl(_ words: [String], json: Bool = false) throws -> StewardProcess.Result {
+        try StewardProcess.run(["ctl"] + words + ["--socket", socketPath] + (json ? ["--json"] : []), timeout: 60)
+    }
+
+    /// The daemon's JSON reply to `words`, decoded.
+    public func ctlJSON(_ words: [String]) throws -> [String: Any] {
+        let result = try ctl(words, json: true)
+        return (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) as? [String: Any] ?? [:]
+    }
+
+    /// Waits until the daemon answers `status` with `leader` equal to `leader` (nil: any answer).
+    @discardableResult
+    public func waitUntil(leader: Bool?, timeout: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if let reply = try? ctlJSON(["status"]), reply["ok"] as? Bool == true {
+                if leader == nil || reply["leader"] as? Bool == leader { return true }
+            }
+            usleep(100_000)
+        }
+        return false
+    }
+
+    /// Rewrites the config file (for reload tests), keeping the generated part.
+    public func rewrite(extra config: String, databaseURL: String) throws {
+        try """
+            [database]
+            url = \(databaseURL)
+            [migrations]
+            dir = \(TestEnvironment.migrationsDirectory)
+            [control]
+            socket = \(socketPath)
+            [daemon]
+            host = \(host)
+            leader_poll = 0.5
+            shutdown_timeout = 5
+            \(config)
+            """.write(toFile: configPath, atomically: true, encoding: .utf8)
+    }
+
+    /// SIGTERM, then the exit and the output.
+    public func stop(timeout: Double = 20) -> StewardProcess.Result {
+        process.kill(SIGTERM)
+        return process.wait(timeout: timeout)
+    }
+}
