@@ -9,5 +9,3 @@
 int steward_accept4(int fd, int flags) { return accept4(fd, NULL, NULL, flags); }
 
 int steward_pipe2(int fds[2], int flags) { return pipe2(fds, flags); }
-
-short steward_pollrdhup(void) { return POLLRDHUP; }

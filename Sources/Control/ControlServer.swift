@@ -184,7 +184,9 @@ final class EventLoop: @unchecked Sendable {
             let ids = Array(clients.keys)
             for id in ids {
                 let c = clients[id]!
-                let events = !c.output.isEmpty ? POLLOUT : (c.awaitingReply ? Int32(steward_pollrdhup()) : POLLIN)
+                // While its request runs, watch only for a full hang-up (reported even with no events asked for):
+                // a client that merely closed its writing half still reads the reply.
+                let events = !c.output.isEmpty ? POLLOUT : (c.awaitingReply ? 0 : POLLIN)
                 fds.append(pollfd(fd: c.fd, events: Int16(events), revents: 0))
             }
             let nearest = clients.values.filter { !$0.awaitingReply }.map(\.deadline).min()
@@ -227,7 +229,7 @@ final class EventLoop: @unchecked Sendable {
         }
         if client.awaitingReply {
             // Gone while its request runs: nothing to answer; the handler's work finishes regardless.
-            if revents & (steward_pollrdhup() | Int16(POLLHUP | POLLERR)) != 0 { drop(id) }
+            if revents & Int16(POLLHUP | POLLERR) != 0 { drop(id) }
             return
         }
         var buffer = [UInt8](repeating: 0, count: 4096)

@@ -8,7 +8,4 @@ int steward_accept4(int fd, int flags);
 /* pipe2(fds, flags). */
 int steward_pipe2(int fds[2], int flags);
 
-/* POLLRDHUP: the peer closed its writing half. */
-short steward_pollrdhup(void);
-
 #endif

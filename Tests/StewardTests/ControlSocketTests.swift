@@ -1,0 +1,125 @@
+import Foundation
+import Testing
+import TestSupport
+
+@Suite("the control socket under hostile input")
+struct ControlSocketTests {
+    /// A running daemon on a fresh database, for one test.
+    func withDaemon(_ body: (DaemonProcess) throws -> Void) throws {
+        try withTestDatabase { db in
+            let daemon = try DaemonProcess(databaseURL: db.url, config: "[job.prune-history]\nschedule = @daily\n")
+            #expect(daemon.waitUntil(leader: true, timeout: 20))
+            try body(daemon)
+            #expect(try daemon.ctlJSON(["status"])["ok"] as? Bool == true, "the daemon stopped serving")
+            #expect(daemon.stop().exitCode == 0)
+        }
+    }
+
+    @Test("random bytes, invalid UTF-8, unknown commands and bad arguments each get a clear error")
+    func garbage() throws {
+        try withDaemon { daemon in
+            var generator = SystemRandomNumberGenerator()
+            for _ in 0..<20 {
+                let client = try #require(UnixClient(path: daemon.socketPath))
+                client.send((0..<200).map { _ in UInt8.random(in: 0...255, using: &generator) } + [0x0A])
+                let reply = client.readLine(timeout: 5) ?? ""
+                #expect(reply.contains("\"ok\":false"), "\(reply)")
+            }
+            for (line, expected) in [("frobnicate", "unknown command"), ("history", "wrong number of arguments"),
+                                     ("run prune-history --now", "unknown option --now"), ("history nosuchjob", "no job nosuchjob"),
+                                     ("", "empty request")] {
+                let client = try #require(UnixClient(path: daemon.socketPath))
+                client.send(line + "\n")
+                #expect(client.readLine(timeout: 5)?.contains(expected) == true, "\(line)")
+            }
+        }
+    }
+
+    @Test("an overlong line is refused without reading it all")
+    func overlong() throws {
+        try withDaemon { daemon in
+            let client = try #require(UnixClient(path: daemon.socketPath))
+            client.send([UInt8](repeating: 0x61, count: 100_000))
+            #expect(client.readLine(timeout: 5)?.contains("longer than 4096 bytes") == true)
+        }
+    }
+
+    @Test("a slow client that never finishes its line is timed out; a half-closed one still gets its answer")
+    func slowAndHalfClosed() throws {
+        try withDaemon { daemon in
+            let slow = try #require(UnixClient(path: daemon.socketPath))
+            slow.send("sta")
+            let halfClosed = try #require(UnixClient(path: daemon.socketPath))
+            halfClosed.send("status")
+            halfClosed.shutdownWrite()
+            #expect(halfClosed.readLine(timeout: 5)?.contains("\"ok\":true") == true)
+            #expect(slow.readLine(timeout: 10)?.contains("timed out waiting for a request line") == true)
+        }
+    }
+
+    @Test("thousands of connections: past the cap they are told to retry, and the daemon keeps serving")
+    func manyConnections() throws {
+        try withDaemon { daemon in
+            var idle: [UnixClient] = []
+            for _ in 0..<64 { if let c = UnixClient(path: daemon.socketPath) { idle.append(c) } }
+            usleep(200_000)
+            let extra = try #require(UnixClient(path: daemon.socketPath))
+            #expect(extra.readLine(timeout: 5)?.contains("too many clients") == true)
+            idle.removeAll()
+            usleep(300_000)
+            var answered = 0
+            for _ in 0..<2000 {
+                guard let c = UnixClient(path: daemon.socketPath) else { continue }
+                c.send("help\n")
+                if c.readLine(timeout: 5)?.contains("\"ok\":true") == true { answered += 1 }
+            }
+            #expect(answered == 2000)
+        }
+    }
+
+    @Test("clients that hang up mid-request are dropped; the request's work still completes")
+    func hangUp() throws {
+        try withDaemon { daemon in
+            for _ in 0..<50 {
+                let c = try #require(UnixClient(path: daemon.socketPath))
+                c.send("run prune-history --dry-run\n")
+            }
+            usleep(1_000_000)
+            let history = try daemon.ctlJSON(["history", "prune-history", "100"])["runs"] as? [[String: Any]] ?? []
+            #expect(history.filter { $0["status"] as? String == "succeeded" }.count >= 1)
+        }
+    }
+
+    @Test("only root or steward's user may change things; the socket's group may look")
+    func permissions() throws {
+        try withDaemon { daemon in
+            #expect(chown(daemon.socketPath, 0, 65534) == 0)
+            let nobody = ["runuser", "-u", "nobody", "--", TestEnvironment.stewardBinary, "ctl", "--socket", daemon.socketPath]
+            func run(_ words: [String]) throws -> (Int32, String) {
+                let p = Process()
+                p.executableURL = URL(fileURLWithPath: "/usr/sbin/runuser")
+                p.arguments = Array(nobody.dropFirst()) + words
+                let pipe = Pipe()
+                p.standardOutput = pipe
+                p.standardError = pipe
+                try p.run()
+                let data = pipe.fileHandleForReading.readDataToEndOfFile()
+                p.waitUntilExit()
+                return (p.terminationStatus, String(decoding: data, as: UTF8.self))
+            }
+            // The socket lives in a private temp folder here; let nobody reach it for this test.
+            let folder = (daemon.socketPath as NSString).deletingLastPathComponent
+            var info = stat()
+            stat(folder, &info)
+            let reachable = info.st_mode & 0o001 != 0
+            try #require(reachable, "the temp folder \(folder) is not traversable by others")
+            let status = try run(["status"])
+            #expect(status.0 == 0, "\(status.1)")
+            let pause = try run(["pause", "prune-history"])
+            #expect(pause.0 == 1)
+            #expect(pause.1.contains("only root or steward's own user"))
+            #expect(try daemon.ctlJSON(["pause", "prune-history"])["ok"] as? Bool == true)
+            #expect(try daemon.ctlJSON(["resume", "prune-history"])["ok"] as? Bool == true)
+        }
+    }
+}
