@@ -8,7 +8,7 @@ import Postgres
 /// leader is replaced within about that interval (the server frees its lock when its connection ends).
 struct LeaderElection {
     /// `'STEWLEAD'`: the leader lock, apart from the migration lock and the job locks.
-    static let key: Int64 = 0x5354_4557_4C45_4144
+    static let key: Int64 = LeaderKey.value
 
     let session: DatabaseSession
     let coordinator: Coordinator

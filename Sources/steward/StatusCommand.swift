@@ -1,4 +1,5 @@
 import CLI
+import Daemon
 import Logging
 import Migrations
 
@@ -6,11 +7,12 @@ import Migrations
 enum StatusCommand: StewardCommand {
     static let spec = CommandSpec(
         name: "status",
-        abstract: "Show each migration as applied, pending, changed or missing.",
+        abstract: "Show migrations (applied, pending, changed, missing), jobs and the leader.",
         discussion: """
         Read-only: creates nothing and takes no lock. Exits 0 when the files and the history agree
         (pending files are fine), 2 when a file changed after it was applied, an applied file is missing,
-        or a pending file is older than the newest applied one.
+        or a pending file is older than the newest applied one. With a daemon's history in the database it
+        also shows which instance leads and each job's last run, last success and (from --config) next run.
         """,
         options: CommandSpec.Option.databaseOptions)
 
@@ -18,6 +20,7 @@ enum StatusCommand: StewardCommand {
         let source = try context.migrationSource()
         let connection = try context.connect()
         let status = try Migrator(connection: connection, source: source, logger: context.logger).status()
+        let jobs = try JobOverview.read(connection, settings: try? context.daemonSettings())
         if context.json {
             Output.print(JSON.object([
                 ("migrations", .array(status.items.map { item in
@@ -28,6 +31,8 @@ enum StatusCommand: StewardCommand {
                 ("pending", .number(Double(status.pending.count))),
                 ("problems", .strings(status.problems)),
                 ("warnings", .strings(status.warnings)),
+                ("leader", jobs?.leaderJSON ?? .null),
+                ("jobs", jobs?.jobsJSON ?? .array([])),
             ]).rendered)
         } else {
             var text = "database \(connection.target)\nmigrations \(source.directory)\n\n"
@@ -39,6 +44,7 @@ enum StatusCommand: StewardCommand {
             let applied = status.items.filter { $0.state == .applied }.count
             text += "\n\(applied) applied, \(status.pending.count) pending"
             text += status.problems.isEmpty ? "\n" : "\n\nproblems:\n" + status.problems.map { "  - \($0)\n" }.joined()
+            if let jobs { text += "\n" + jobs.text }
             Output.print(text)
         }
         return status.problems.isEmpty ? .ok : .drift

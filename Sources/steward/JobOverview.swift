@@ -1,0 +1,76 @@
+import Daemon
+import Foundation
+import Logging
+import Postgres
+
+/// The leader and each job's last runs, read straight from the database (for `steward status`).
+struct JobOverview {
+    struct JobLine {
+        let name: String
+        let lastStatus: String?
+        let lastStarted: String?
+        let lastSuccess: String?
+        let next: String?
+    }
+
+    let leader: (host: String, pid: Int, since: String, holding: Bool)?
+    let jobs: [JobLine]
+
+    /// Nil when the database has no job history yet (no daemon or job has run).
+    static func read(_ c: Connection, settings: DaemonSettings?) throws -> JobOverview? {
+        guard try c.query("select to_regclass('steward.job_runs') is not null").rows[0].decode(Bool.self, at: 0) else { return nil }
+        let leaderRow = try c.query("""
+            select host, pid, to_char(since at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+                   exists (select 1 from pg_locks where locktype = 'advisory' and granted
+                           and database = (select oid from pg_database where datname = current_database())
+                           and ((classid::bigint << 32) | objid::bigint) = $1 and objsubid = 1)
+            from steward.leader
+            """, [LeaderKey.value]).rows.first
+        let leader = try leaderRow.map { (try $0.decode(String.self, at: 0), try $0.decode(Int.self, at: 1), try $0.decode(String.self, at: 2),
+                                          try $0.decode(Bool.self, at: 3)) }
+        let rows = try c.query("""
+            select j.job,
+                   (select status from steward.job_runs r where r.job = j.job and r.status not in ('missed', 'skipped') order by started_at desc nulls last, id desc limit 1),
+                   (select to_char(max(started_at) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') from steward.job_runs r where r.job = j.job),
+                   (select to_char(max(finished_at) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') from steward.job_runs r where r.job = j.job and r.status = 'succeeded')
+            from (select distinct job from steward.job_runs union select unnest($1::text[])) j order by 1
+            """, [settings?.jobs.map(\.settings.name) ?? []]).rows
+        let now = Date()
+        let jobs = try rows.map { row in
+            let name = try row.decode(String.self, at: 0)
+            let configured = settings?.jobs.first { $0.settings.name == name }
+            let next = configured.flatMap { $0.settings.enabled ? iso8601($0.settings.schedule.next(after: now)) : "disabled" }
+            return JobLine(name: name, lastStatus: try row.decode(String?.self, at: 1), lastStarted: try row.decode(String?.self, at: 2),
+                           lastSuccess: try row.decode(String?.self, at: 3), next: next)
+        }
+        return JobOverview(leader: leader, jobs: jobs)
+    }
+
+    var text: String {
+        var text = "leader: "
+        if let leader {
+            text += "\(leader.host) pid \(leader.pid) since \(leader.since)" + (leader.holding ? "" : " (NOT holding the lock now: no instance leads)") + "\n"
+        } else {
+            text += "none yet\n"
+        }
+        text += "\nJOB              LAST        LAST STARTED          LAST SUCCESS          NEXT (from --config)\n"
+        for job in jobs {
+            text += job.name.padding(17) + (job.lastStatus ?? "-").padding(12) + (job.lastStarted ?? "-").padding(22)
+                + (job.lastSuccess ?? "-").padding(22) + (job.next ?? "-") + "\n"
+        }
+        return text
+    }
+
+    var leaderJSON: JSON {
+        guard let leader else { return .null }
+        return .object([("host", .string(leader.host)), ("pid", .number(Double(leader.pid))), ("since", .string(leader.since)),
+                        ("holding_lock", .bool(leader.holding))])
+    }
+
+    var jobsJSON: JSON {
+        .array(jobs.map { job in
+            .object([("name", .string(job.name)), ("last_status", .optional(job.lastStatus)), ("last_started", .optional(job.lastStarted)),
+                     ("last_success", .optional(job.lastSuccess)), ("next", .optional(job.next))])
+        })
+    }
+}
