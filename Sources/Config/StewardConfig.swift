@@ -18,6 +18,10 @@ public struct StewardConfig: Sendable {
     public var logLevel = "info"
     public var logFormat = "text"
 
+    /// `[storage]`: the project's Storage API, for jobs that delete objects through it.
+    public var storageURL: String?
+    /// File holding the service key (a legacy service-role JWT or an `sb_secret_…` key).
+    public var storageServiceKeyFile: String?
     /// `[control]`: the operators' Unix socket.
     public var controlSocket = "/run/steward/control.sock"
     /// `[metrics]`: a Prometheus textfile written atomically (node_exporter's textfile collector), and how often.
@@ -44,6 +48,8 @@ public struct StewardConfig: Sendable {
                        "statement_timeout": "a Postgres interval such as 5min, 0 for none"],
         "log": ["level": "debug, info, notice, warning or error", "format": "text or json"],
         "control": ["socket": "an absolute path shorter than 108 bytes"],
+        "storage": ["url": "the project URL https://<ref>.supabase.co or its Storage URL ending in /storage/v1",
+                    "service_key_file": "a file path or credential:NAME"],
         "metrics": ["textfile": "an absolute path ending in .prom", "interval": "seconds"],
         "daemon": ["leader_poll": "seconds", "shutdown_timeout": "seconds", "host": "a name for this instance"],
     ]
@@ -106,6 +112,12 @@ public struct StewardConfig: Sendable {
         case ("log", "format"):
             guard ["text", "json"].contains(value) else { throw bad() }
             logFormat = value
+        case ("storage", "url"):
+            guard value.hasPrefix("https://") || value.hasPrefix("http://") else { throw bad() }
+            storageURL = value
+        case ("storage", "service_key_file"):
+            guard !value.isEmpty else { throw bad() }
+            storageServiceKeyFile = value
         case ("control", "socket"):
             guard value.hasPrefix("/"), value.utf8.count < 108 else { throw bad() }
             controlSocket = value

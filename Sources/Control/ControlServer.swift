@@ -14,7 +14,7 @@ public final class ControlServer: Sendable {
         public var maxLineBytes = 4096
         public var readTimeoutSeconds = 5.0
         public var writeTimeoutSeconds = 5.0
-        public var maxClients = 64
+        public var maxClients = 128
         public init() {}
     }
 

@@ -61,7 +61,7 @@ struct ControlSocketTests {
     func manyConnections() throws {
         try withDaemon { daemon in
             var idle: [UnixClient] = []
-            for _ in 0..<64 { if let c = UnixClient(path: daemon.socketPath) { idle.append(c) } }
+            for _ in 0..<128 { if let c = UnixClient(path: daemon.socketPath) { idle.append(c) } }
             usleep(200_000)
             let extra = try #require(UnixClient(path: daemon.socketPath))
             #expect(extra.readLine(timeout: 5)?.contains("too many clients") == true)

@@ -159,3 +159,55 @@ struct DaemonTests {
         }
     }
 }
+
+@Suite("steward run: shutdown and metrics")
+struct DaemonShutdownTests {
+    @Test("SIGTERM waits for a running job up to shutdown_timeout; a second signal exits at once")
+    func secondSignal() throws {
+        try withTestDatabase { db in
+            _ = try StewardProcess.run(["job", "run", "prune-history", "--database-url", db.url, "--dry-run"])
+            let blocker = try db.connect()
+            try blocker.execute("""
+                insert into steward.job_runs (job, started_at, finished_at, status, trigger, host, pid)
+                values ('prune-history', now() - interval '200 days', now() - interval '200 days', 'succeeded', 'manual', 'old', 1)
+                """)
+            try blocker.execute("begin; select * from steward.job_runs where host = 'old' for update")
+            let daemon = try DaemonProcess(databaseURL: db.url, config: "[job.prune-history]\nschedule = @every 1s\ntimeout = 1h\n")
+            var running = false
+            for _ in 0..<200 where !running {
+                running = (try? daemon.ctlJSON(["jobs"])["jobs"] as? [[String: Any]])??.first?["running"] as? Bool == true
+                if !running { usleep(100_000) }
+            }
+            #expect(running)
+            daemon.process.kill(SIGTERM)
+            usleep(1_000_000)
+            #expect(daemon.process.process.isRunning, "the first SIGTERM must wait for the running job")
+            let started = Date()
+            daemon.process.kill(SIGTERM)
+            let result = daemon.process.wait(timeout: 10)
+            #expect(result.exitCode == 1)
+            #expect(Date().timeIntervalSince(started) < 2)
+            #expect(result.stderr.contains("second signal: exiting at once"))
+            try blocker.execute("rollback")
+        }
+    }
+
+    @Test("the metrics textfile is written atomically with the leader and job series")
+    func metricsTextfile() throws {
+        try withTestDatabase { db in
+            let file = NSTemporaryDirectory() + "steward-\(UUID().uuidString).prom"
+            defer { try? FileManager.default.removeItem(atPath: file) }
+            let daemon = try DaemonProcess(databaseURL: db.url, config: "[metrics]\ntextfile = \(file)\ninterval = 1\n[job.prune-history]\nschedule = @every 1s\n")
+            #expect(daemon.waitUntil(leader: true, timeout: 20))
+            usleep(2_500_000)
+            let text = try String(contentsOfFile: file, encoding: .utf8)
+            #expect(text.contains("steward_leader 1"))
+            #expect(text.contains("steward_job_runs_total{job=\"prune-history\",status=\"succeeded\"}"))
+            #expect(text.contains("# TYPE steward_job_last_success_timestamp_seconds gauge"))
+            #expect(!FileManager.default.fileExists(atPath: file + ".tmp.\(daemon.process.pid)"))
+            let viaSocket = try daemon.ctl(["metrics"])
+            #expect(viaSocket.stdout.contains("steward_database_up 1"))
+            #expect(daemon.stop().exitCode == 0)
+        }
+    }
+}

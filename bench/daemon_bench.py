@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""Measures `steward run`: time to READY=1, idle RSS and CPU, scheduler fire delay, control-socket latency
+under 100 concurrent clients. Each figure comes with a baseline measured in the same run.
+
+    bench/daemon.sh        (builds release, starts the local cluster, runs this; about 2 minutes)
+"""
+import os, platform, socket, socketserver, statistics, subprocess, sys, tempfile, threading, time, datetime
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+STEWARD = os.environ.get("STEWARD_BINARY", os.path.join(ROOT, ".build/release/steward"))
+PORT = os.environ.get("STEWARD_PG_PORT", "54329")
+ADMIN = f"postgresql://supabase_admin:steward-local@127.0.0.1:{PORT}/postgres"
+DB = "bench_daemon"
+URL = f"postgresql://postgres:steward-local@127.0.0.1:{PORT}/{DB}"
+IDLE_SECONDS = int(os.environ.get("BENCH_IDLE_SECONDS", "60"))
+FIRE_SECONDS = int(os.environ.get("BENCH_FIRE_SECONDS", "30"))
+
+
+def psql(url, sql):
+    return subprocess.run(["psql", url, "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-c", sql], check=True,
+                          capture_output=True, text=True, env={**os.environ, "PGOPTIONS": "-c client_min_messages=warning"}).stdout
+
+
+def pct(values, p):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
+
+
+def rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def start_daemon(folder, config, notify_path=None):
+    path = os.path.join(folder, "steward.ini")
+    sock = os.path.join(folder, "control.sock")
+    with open(path, "w") as f:
+        f.write(f"[database]\nurl = {URL}\n[migrations]\ndir = {ROOT}/sql/migrations\n[control]\nsocket = {sock}\n"
+                f"[log]\nlevel = warning\n{config}\n")
+    env = dict(os.environ)
+    if notify_path:
+        env["NOTIFY_SOCKET"] = notify_path
+    proc = subprocess.Popen([STEWARD, "run", "--config", path], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return proc, sock
+
+
+def stop(proc):
+    proc.terminate()
+    proc.wait(timeout=30)
+
+
+def time_to_ready(folder, rounds=7):
+    times, floors = [], []
+    for i in range(rounds):
+        notify = os.path.join(folder, f"notify{i}.sock")
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        s.bind(notify)
+        s.settimeout(30)
+        start = time.perf_counter()
+        proc, _ = start_daemon(folder, "[job.prune-history]\nschedule = @daily\n", notify)
+        while True:
+            if b"READY=1" in s.recv(4096):
+                break
+        times.append((time.perf_counter() - start) * 1000)
+        stop(proc)
+        s.close()
+        start = time.perf_counter()
+        psql(URL, "select 1")
+        floors.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times), statistics.median(floors)
+
+
+def idle(folder):
+    proc, _ = start_daemon(folder, "[job.prune-history]\nschedule = @daily\n")
+    sleeper = subprocess.Popen(["sleep", str(IDLE_SECONDS + 30)])
+    time.sleep(3)
+    c0, s0 = cpu_seconds(proc.pid), cpu_seconds(sleeper.pid)
+    time.sleep(IDLE_SECONDS)
+    c1, s1 = cpu_seconds(proc.pid), cpu_seconds(sleeper.pid)
+    rss, sleep_rss = rss_kib(proc.pid), rss_kib(sleeper.pid)
+    stop(proc)
+    sleeper.kill()
+    return rss, (c1 - c0) / IDLE_SECONDS * 100, sleep_rss, (s1 - s0) / IDLE_SECONDS * 100
+
+
+def fire_delay(folder):
+    psql(URL, "delete from steward.job_runs")
+    proc, _ = start_daemon(folder, "[job.prune-history]\nschedule = @every 1s\nretention = 1d\n")
+    time.sleep(FIRE_SECONDS)
+    stop(proc)
+    rows = psql(URL, "select extract(epoch from started_at - scheduled_for) * 1000 from steward.job_runs "
+                     "where trigger = 'schedule' and started_at is not null")
+    delays = [float(x) for x in rows.split()]
+    return delays
+
+
+class Echo(socketserver.StreamRequestHandler):
+    def handle(self):
+        self.rfile.readline()
+        self.wfile.write(b'{"ok":true,"text":"help"}\n')
+
+
+def latency(sock_path, command, clients=100, per_client=20):
+    """Per-request latency of `clients` concurrent clients; requests refused or broken are counted apart."""
+    results = []
+    failures = []
+    lock = threading.Lock()
+
+    def client():
+        mine, failed = [], 0
+        for _ in range(per_client):
+            start = time.perf_counter()
+            try:
+                s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                s.connect(sock_path)
+                s.sendall(command.encode() + b"\n")
+                data = b""
+                while b"\n" not in data:
+                    chunk = s.recv(65536)
+                    if not chunk:
+                        break
+                    data += chunk
+                s.close()
+                if b'"ok":true' not in data:
+                    failed += 1
+                    continue
+            except OSError:
+                failed += 1
+                continue
+            mine.append((time.perf_counter() - start) * 1000)
+        with lock:
+            results.extend(mine)
+            failures.append(failed)
+
+    threads = [threading.Thread(target=client) for _ in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if sum(failures):
+        print(f"warning: {sum(failures)} of {clients * per_client} `{command}` requests failed or were refused", file=sys.stderr)
+    return results
+
+
+def main():
+    psql(ADMIN, f"drop database if exists {DB} with (force)")
+    psql(ADMIN, f"create database {DB} template steward_template_2026 owner postgres")
+    subprocess.run([STEWARD, "migrate", "--database-url", URL, "--migrations", f"{ROOT}/sql/migrations", "--log-level", "warning"],
+                   check=True, stdout=subprocess.DEVNULL)
+    with tempfile.TemporaryDirectory() as folder:
+        os.chmod(folder, 0o755)
+        ready, floor = time_to_ready(folder)
+        rss, cpu, sleep_rss, sleep_cpu = idle(folder)
+        delays = fire_delay(folder)
+        proc, sock = start_daemon(folder, "[job.prune-history]\nschedule = @daily\n")
+        time.sleep(2)
+        help_lat = latency(sock, "help")
+        jobs_lat = latency(sock, "jobs")
+        stop(proc)
+        echo_path = os.path.join(folder, "echo.sock")
+        server = socketserver.ThreadingUnixStreamServer(echo_path, Echo)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        echo_lat = latency(echo_path, "help")
+        server.shutdown()
+    psql(ADMIN, f"drop database if exists {DB} with (force)")
+
+    print(f"# steward run — {datetime.date.today()} — {platform.node()} ({os.cpu_count()} cores, {platform.machine()})\n")
+    print("| measure | steward | baseline (same run) | ratio |")
+    print("|---|---|---|---|")
+    print(f"| time to READY=1 (median of 7) | {ready:.0f} ms | {floor:.0f} ms (`psql -c 'select 1'`) | {ready / floor:.2f} |")
+    print(f"| idle RSS after {IDLE_SECONDS} s | {rss / 1024:.1f} MiB | {sleep_rss / 1024:.1f} MiB (`sleep`) | {rss / sleep_rss:.1f} |")
+    print(f"| idle CPU over {IDLE_SECONDS} s | {cpu:.2f} % | {sleep_cpu:.2f} % (`sleep`) | - |")
+    print(f"| fire delay p50 / p99 ({len(delays)} runs of @every 1s) | {pct(delays, 50):.1f} / {pct(delays, 99):.1f} ms "
+          f"| 30000 ms mean (a 60 s poll from process start) | - |")
+    for label, lat in [("help (no database)", help_lat), ("jobs (reads history)", jobs_lat)]:
+        print(f"| control `{label}` p50 / p99, 100 clients x 20 | {pct(lat, 50):.1f} / {pct(lat, 99):.1f} ms "
+              f"| {pct(echo_lat, 50):.1f} / {pct(echo_lat, 99):.1f} ms (Python threaded echo server) | {pct(lat, 50) / pct(echo_lat, 50):.2f} |")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
