@@ -44,7 +44,7 @@ let package = Package(
         // The executable only wires the modules together.
         .executableTarget(
             name: "steward",
-            dependencies: ["CLI", "Config", "Daemon", "Jobs", "Logging", "Postgres", "Migrations", "Scheduler"]
+            dependencies: ["CLI", "Config", "Control", "Daemon", "Jobs", "Logging", "Postgres", "Migrations", "Scheduler"]
         ),
 
         // Fixtures shared by every test target: the real database, the built binary.

@@ -62,28 +62,19 @@ public final class ControlServer: Sendable {
     }
 
     private func bind() throws -> Int32 {
-        let bytes = Array(path.utf8)
-        var address = sockaddr_un()
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
-            throw ControlError("control socket path \(path) is \(bytes.count) bytes; the limit is 107")
-        }
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in for (i, b) in bytes.enumerated() { raw[i] = b } }
+        let address = try UnixSocketAddress(path: path)
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { throw ControlError("cannot create the control socket: \(String(cString: strerror(errno)))") }
-        let size = socklen_t(MemoryLayout<sockaddr_un>.size)
-        let connected = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { probe in
-            let test = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            defer { close(test) }
-            return connect(test, probe, size) == 0
-        } }
-        if connected {
+        let probe = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let taken = address.withSockaddr { connect(probe, $0, $1) } == 0
+        close(probe)
+        if taken {
             close(fd)
             throw ControlError("another process is listening on \(path); is a second steward running with the same [control] socket?")
         }
         unlink(path)
         let oldMask = umask(0o117)
-        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, size) } }
+        let bound = address.withSockaddr { Glibc.bind(fd, $0, $1) }
         umask(oldMask)
         guard bound == 0, Glibc.listen(fd, 128) == 0 else {
             let reason = String(cString: strerror(errno))

@@ -113,15 +113,7 @@ struct SchedulerService {
         do {
             // Runs left "running" by an instance that died: closed as failed now, for each job nobody is running.
             for job in jobs {
-                let swept = try await session.run { c -> Int in
-                    guard try c.query("select pg_try_advisory_lock($1, hashtext($2))", [JobRunner.lockNamespace, job]).rows[0].decode(Bool.self, at: 0) else { return 0 }
-                    defer { _ = try? c.query("select pg_advisory_unlock($1, hashtext($2))", [JobRunner.lockNamespace, job]) }
-                    return try c.query("""
-                        update steward.job_runs set status = 'failed', finished_at = now(),
-                          error = 'interrupted: the instance running it (' || host || ', pid ' || pid || ') stopped or lost its database connection before it finished'
-                        where job = $1 and status = 'running'
-                        """, [job]).affectedRows
-                }
+                let swept = try await history.sweepInterrupted(job: job)
                 if swept > 0 { logger.warning("marked interrupted runs failed", [("job", job), ("runs", String(swept))]) }
             }
             var lastSlots: [String: Date] = [:]

@@ -67,15 +67,25 @@ public struct RunHistory: Sendable {
         }
     }
 
+    /// Closes runs of `job` left `running` as failed, with the reason.
+    static let closeInterrupted = """
+        update steward.job_runs set status = 'failed', finished_at = now(),
+          error = 'interrupted: the instance running it (' || host || ', pid ' || pid || ') stopped or lost its database connection before it finished'
+        where job = $1 and status = 'running'
+        """
+
     /// Runs left `running` by an instance that died or lost its database: marked failed with the reason.
     /// Call only while holding the job's lock (so no live run can be among them).
     public func markInterrupted(job: String) async throws -> Int {
-        try await session.run { c in
-            try c.query("""
-                update steward.job_runs set status = 'failed', finished_at = now(),
-                  error = 'interrupted: the instance running it (' || host || ', pid ' || pid || ') stopped or lost its database connection before it finished'
-                where job = $1 and status = 'running'
-                """, [job]).affectedRows
+        try await session.run { c in try c.query(Self.closeInterrupted, [job]).affectedRows }
+    }
+
+    /// The same for a job nobody runs now: takes the job's lock for the moment, or does nothing when it is held.
+    public func sweepInterrupted(job: String) async throws -> Int {
+        try await session.run { c -> Int in
+            guard try c.query("select pg_try_advisory_lock($1, hashtext($2))", [JobRunner.lockNamespace, job]).rows[0].decode(Bool.self, at: 0) else { return 0 }
+            defer { _ = try? c.query("select pg_advisory_unlock($1, hashtext($2))", [JobRunner.lockNamespace, job]) }
+            return try c.query(Self.closeInterrupted, [job]).affectedRows
         }
     }
 

@@ -1,8 +1,6 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import CLI
 import Config
+import Control
 import Foundation
 import Logging
 
@@ -37,8 +35,8 @@ enum CtlCommand: StewardCommand {
         let path = context.config.controlSocket
         let reply: String
         do {
-            reply = try exchange(line, path: path, timeout: timeout)
-        } catch let error as ControlClientError {
+            reply = try ControlClient.exchange(line, path: path, timeout: timeout)
+        } catch {
             Output.error("\(path): \(error.message)")
             return .unavailable
         }
@@ -52,40 +50,5 @@ enum CtlCommand: StewardCommand {
             Output.error(fields?["error"] as? String ?? reply)
         }
         return ok ? .ok : .failure
-    }
-
-    struct ControlClientError: Error { let message: String }
-
-    /// Sends one line, reads one reply line.
-    static func exchange(_ line: String, path: String, timeout: Double) throws -> String {
-        var address = sockaddr_un()
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { throw ControlClientError(message: "socket path too long") }
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in for (i, b) in bytes.enumerated() { raw[i] = b } }
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw ControlClientError(message: String(cString: strerror(errno))) }
-        defer { close(fd) }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard connected == 0 else {
-            throw ControlClientError(message: "cannot connect (\(String(cString: strerror(errno)))); is steward run up, and may you use its socket?")
-        }
-        var tv = timeval(tv_sec: Int(timeout), tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
-        let request = Array((line + "\n").utf8)
-        guard request.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == request.count else {
-            throw ControlClientError(message: "could not send the request: \(String(cString: strerror(errno)))")
-        }
-        var reply: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while !reply.contains(0x0A) {
-            let n = recv(fd, &buffer, buffer.count, 0)
-            if n == 0 { break }
-            if n < 0 { throw ControlClientError(message: "no reply: \(String(cString: strerror(errno)))") }
-            reply += buffer[..<n]
-        }
-        return String(decoding: reply.prefix { $0 != 0x0A }, as: UTF8.self)
     }
 }

@@ -84,9 +84,10 @@ struct ControlSocketTests {
                 let c = try #require(UnixClient(path: daemon.socketPath))
                 c.send("run prune-history --dry-run\n")
             }
-            usleep(1_000_000)
-            let history = try daemon.ctlJSON(["history", "prune-history", "100"])["runs"] as? [[String: Any]] ?? []
-            #expect(history.filter { $0["status"] as? String == "succeeded" }.count >= 1)
+            #expect(try eventually {
+                let history = try daemon.ctlJSON(["history", "prune-history", "100"])["runs"] as? [[String: Any]] ?? []
+                return history.filter { $0["status"] as? String == "succeeded" }.count >= 1
+            })
         }
     }
 

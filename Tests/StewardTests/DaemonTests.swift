@@ -3,6 +3,19 @@ import Postgres
 import Testing
 import TestSupport
 
+/// Makes prune-history block: an old history row it wants to delete, locked by the returned connection's open
+/// transaction (roll it back to release).
+func holdOldHistoryRow(_ db: TestDatabase) throws -> Connection {
+    _ = try StewardProcess.run(["job", "run", "prune-history", "--database-url", db.url, "--dry-run"])
+    let blocker = try db.connect()
+    try blocker.execute("""
+        insert into steward.job_runs (job, started_at, finished_at, status, trigger, host, pid)
+        values ('prune-history', now() - interval '200 days', now() - interval '200 days', 'succeeded', 'manual', 'old', 1)
+        """)
+    try blocker.execute("begin; select * from steward.job_runs where host = 'old' for update")
+    return blocker
+}
+
 /// Counts rows of `steward.job_runs` matching `condition`.
 func runs(_ db: TestDatabase, _ condition: String = "true") throws -> Int {
     try db.connect().query("select count(*) from steward.job_runs where \(condition)").rows[0].decode(Int.self, at: 0)
@@ -39,16 +52,14 @@ struct DaemonTests {
             #expect(a.waitUntil(leader: true, timeout: 20))
             let b = try DaemonProcess(databaseURL: db.url, host: "beta", config: job)
             #expect(b.waitUntil(leader: false, timeout: 20))
-            usleep(2_500_000)
-            #expect(try runs(db, "host = 'alpha' and status = 'succeeded'") >= 1)
+            #expect(try eventually { try runs(db, "host = 'alpha' and status = 'succeeded'") >= 1 })
             #expect(try runs(db, "host = 'beta'") == 0)
             a.process.kill(SIGKILL)
             let killed = Date()
             #expect(b.waitUntil(leader: true, timeout: 10))
             let takeover = Date().timeIntervalSince(killed)
             #expect(takeover < 3, "takeover took \(takeover) s with leader_poll = 0.5")
-            usleep(2_500_000)
-            #expect(try runs(db, "host = 'beta' and status = 'succeeded'") >= 1)
+            #expect(try eventually { try runs(db, "host = 'beta' and status = 'succeeded'") >= 1 })
             let duplicates = try db.connect().query("""
                 select count(*) from (select job, scheduled_for, attempt from steward.job_runs where scheduled_for is not null
                 group by 1, 2, 3 having count(*) > 1) d
@@ -106,13 +117,7 @@ struct DaemonTests {
     @Test("a run that outlives its timeout is cancelled on the server, recorded failed, and retried with backoff")
     func timeoutAndRetry() throws {
         try withTestDatabase { db in
-            _ = try StewardProcess.run(["job", "run", "prune-history", "--database-url", db.url, "--dry-run"])
-            let blocker = try db.connect()
-            try blocker.execute("""
-                insert into steward.job_runs (job, started_at, finished_at, status, trigger, host, pid)
-                values ('prune-history', now() - interval '200 days', now() - interval '200 days', 'succeeded', 'manual', 'old', 1)
-                """)
-            try blocker.execute("begin; select * from steward.job_runs where host = 'old' for update")
+            let blocker = try holdOldHistoryRow(db)
             let daemon = try DaemonProcess(databaseURL: db.url, config: """
                 [job.prune-history]
                 schedule = @every 1h
@@ -152,9 +157,9 @@ struct DaemonTests {
                 """)
             let daemon = try DaemonProcess(databaseURL: db.url, config: "[job.prune-history]\nschedule = * * * * *\nmissed = catch-up\n")
             #expect(daemon.waitUntil(leader: true, timeout: 20))
-            usleep(1_000_000)
+            #expect(try eventually { try runs(db, "trigger = 'catch-up' and status = 'succeeded'") == 1 })
             #expect(try runs(db, "status = 'missed' and error = 'no instance was leading at the time'") >= 3)
-            #expect(try runs(db, "trigger = 'catch-up' and status = 'succeeded'") == 1)
+            #expect(try runs(db, "trigger = 'catch-up'") == 1)
             #expect(daemon.stop().exitCode == 0)
         }
     }
@@ -165,13 +170,7 @@ struct DaemonShutdownTests {
     @Test("SIGTERM waits for a running job up to shutdown_timeout; a second signal exits at once")
     func secondSignal() throws {
         try withTestDatabase { db in
-            _ = try StewardProcess.run(["job", "run", "prune-history", "--database-url", db.url, "--dry-run"])
-            let blocker = try db.connect()
-            try blocker.execute("""
-                insert into steward.job_runs (job, started_at, finished_at, status, trigger, host, pid)
-                values ('prune-history', now() - interval '200 days', now() - interval '200 days', 'succeeded', 'manual', 'old', 1)
-                """)
-            try blocker.execute("begin; select * from steward.job_runs where host = 'old' for update")
+            let blocker = try holdOldHistoryRow(db)
             let daemon = try DaemonProcess(databaseURL: db.url, config: "[job.prune-history]\nschedule = @every 1s\ntimeout = 1h\n")
             var running = false
             for _ in 0..<200 where !running {
@@ -199,7 +198,7 @@ struct DaemonShutdownTests {
             defer { try? FileManager.default.removeItem(atPath: file) }
             let daemon = try DaemonProcess(databaseURL: db.url, config: "[metrics]\ntextfile = \(file)\ninterval = 1\n[job.prune-history]\nschedule = @every 1s\n")
             #expect(daemon.waitUntil(leader: true, timeout: 20))
-            usleep(2_500_000)
+            #expect(eventually { ((try? String(contentsOfFile: file, encoding: .utf8)) ?? "").contains("steward_leader 1") })
             let text = try String(contentsOfFile: file, encoding: .utf8)
             #expect(text.contains("steward_leader 1"))
             #expect(text.contains("steward_job_runs_total{job=\"prune-history\",status=\"succeeded\"}"))

@@ -76,7 +76,7 @@ struct JobCommandTests {
         try withTestDatabase { db in
             let daemon = try DaemonProcess(databaseURL: db.url, host: "gamma", config: "[job.prune-history]\nschedule = @every 1s\n")
             #expect(daemon.waitUntil(leader: true, timeout: 20))
-            usleep(1_500_000)
+            for _ in 0..<200 where try runs(db, "status = 'succeeded'") == 0 { usleep(100_000) }
             let status = try StewardProcess.run(["status", "--config", daemon.configPath])
             #expect(status.stdout.contains("leader: gamma pid \(daemon.process.pid)"), "\(status.stdout)")
             #expect(status.stdout.contains("prune-history    succeeded"))

@@ -14,19 +14,8 @@ public final class DaemonProcess: @unchecked Sendable {
         self.host = host
         configPath = NSTemporaryDirectory() + "steward-\(id).ini"
         socketPath = NSTemporaryDirectory() + "steward-\(id).sock"
-        try """
-            [database]
-            url = \(databaseURL)
-            [migrations]
-            dir = \(TestEnvironment.migrationsDirectory)
-            [control]
-            socket = \(socketPath)
-            [daemon]
-            host = \(host)
-            leader_poll = \(leaderPoll)
-            shutdown_timeout = 5
-            \(config)
-            """.write(toFile: configPath, atomically: true, encoding: .utf8)
+        try Self.configText(databaseURL: databaseURL, socket: socketPath, host: host, leaderPoll: leaderPoll, extra: config)
+            .write(toFile: configPath, atomically: true, encoding: .utf8)
         process = try StewardProcess.start(["run", "--config", configPath, "--log-level", "debug"], environment: environment)
     }
 
@@ -61,19 +50,25 @@ public final class DaemonProcess: @unchecked Sendable {
 
     /// Rewrites the config file (for reload tests), keeping the generated part.
     public func rewrite(extra config: String, databaseURL: String) throws {
-        try """
-            [database]
-            url = \(databaseURL)
-            [migrations]
-            dir = \(TestEnvironment.migrationsDirectory)
-            [control]
-            socket = \(socketPath)
-            [daemon]
-            host = \(host)
-            leader_poll = 0.5
-            shutdown_timeout = 5
-            \(config)
-            """.write(toFile: configPath, atomically: true, encoding: .utf8)
+        try Self.configText(databaseURL: databaseURL, socket: socketPath, host: host, leaderPoll: 0.5, extra: config)
+            .write(toFile: configPath, atomically: true, encoding: .utf8)
+    }
+
+    /// The generated config: the database, the project's migrations, this daemon's socket and host, then `extra`.
+    static func configText(databaseURL: String, socket: String, host: String, leaderPoll: Double, extra: String) -> String {
+        """
+        [database]
+        url = \(databaseURL)
+        [migrations]
+        dir = \(TestEnvironment.migrationsDirectory)
+        [control]
+        socket = \(socket)
+        [daemon]
+        host = \(host)
+        leader_poll = \(leaderPoll)
+        shutdown_timeout = 5
+        \(extra)
+        """
     }
 
     /// SIGTERM, then the exit and the output.

@@ -35,3 +35,13 @@ public enum TestEnvironment {
     /// The project's migration files.
     public static var migrationsDirectory: String { root + "/sql/migrations" }
 }
+
+/// Polls `condition` every 100 ms until it holds or `timeout` seconds pass; returns whether it held.
+public func eventually(_ timeout: Double = 20, _ condition: () throws -> Bool) rethrows -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    repeat {
+        if try condition() { return true }
+        usleep(100_000)
+    } while Date() < deadline
+    return false
+}
