@@ -118,4 +118,25 @@ struct CommandLineTests {
             #expect(migrate.stderr.contains("0001_profiles_table.sql was changed after it was applied"))
         }
     }
+
+    @Test("logs: syslog priority prefixes under journald, one JSON object a line with --log-format json")
+    func logFormats() throws {
+        try withTestDatabase { db in
+            let args = ["migrate", "--database-url", db.url, "--migrations", TestEnvironment.migrationsDirectory]
+            let journald = try StewardProcess.run(args, environment: ["JOURNAL_STREAM": "8:12345"])
+            let lines = journald.stderr.split(separator: "\n")
+            #expect(!lines.isEmpty)
+            #expect(lines.allSatisfy { $0.hasPrefix("<6>") || $0.hasPrefix("<5>") || $0.hasPrefix("<4>") }, "\(journald.stderr)")
+        }
+        try withTestDatabase { db in
+            let args = ["migrate", "--database-url", db.url, "--migrations", TestEnvironment.migrationsDirectory]
+            let json = try StewardProcess.run(args + ["--log-format", "json"])
+            #expect(json.exitCode == 0, "\(json.output)")
+            for line in json.stderr.split(separator: "\n") {
+                let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+                #expect(object?["level"] != nil && object?["message"] != nil && object?["logger"] != nil)
+            }
+            #expect(json.stderr.contains(#""message":"applied""#))
+        }
+    }
 }
