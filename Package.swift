@@ -35,8 +35,10 @@ let package = Package(
         .target(name: "Migrations", dependencies: ["Postgres", "Crypto", "Logging"]),
         .target(name: "CLI", dependencies: ["Logging"]),
         .target(name: "Scheduler"),
-        .target(name: "Jobs", dependencies: ["Postgres", "Config", "Scheduler", "Logging"]),
+        .target(name: "Jobs", dependencies: ["Postgres", "Config", "Scheduler", "Logging", "Usernames"]),
         .target(name: "CSystem"),
+        .target(name: "CUnicode", linkerSettings: [.linkedLibrary("icui18n"), .linkedLibrary("icuuc")]),
+        .target(name: "Usernames", dependencies: ["CUnicode"]),
         .target(name: "Control", dependencies: ["CSystem", "Logging"]),
         .target(name: "Systemd"),
         .target(name: "Daemon", dependencies: ["Config", "Control", "Jobs", "Logging", "Migrations", "Postgres", "Scheduler", "Systemd"]),
@@ -53,6 +55,7 @@ let package = Package(
         .testTarget(name: "MigrationsTests", dependencies: ["Migrations", "Postgres", "TestSupport"]),
         .testTarget(name: "ConfigTests", dependencies: ["Config", "CLI"]),
         .testTarget(name: "SchedulerTests", dependencies: ["Scheduler"]),
+        .testTarget(name: "UsernamesTests", dependencies: ["Usernames"]),
         .testTarget(name: "StewardTests", dependencies: ["Postgres", "TestSupport", "steward"]),
     ]
 )

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Foundation
 
 /// Everything Steward reads from `steward.ini`, the environment and flags (flags beat environment beats file).
 public struct StewardConfig: Sendable {
@@ -11,6 +12,8 @@ public struct StewardConfig: Sendable {
     public var connectTimeoutSeconds = 10
     /// `[migrations]`
     public var migrationsDirectory = "sql/migrations"
+    /// Folders of opt-in migrations applied together with the main ones (`sql/optional/username-enforcement`).
+    public var migrationsInclude: [String] = []
     public var lockWaitSeconds: Double = 60
     public var lockTimeout = "10s"
     public var statementTimeout = "0"
@@ -44,7 +47,7 @@ public struct StewardConfig: Sendable {
     static let known: [String: [String: String]] = [
         "database": ["url": "a postgresql:// URL or key=value conninfo", "password_file": "a file path",
                      "connect_timeout": "seconds"],
-        "migrations": ["dir": "a folder", "lock_wait": "seconds", "lock_timeout": "a Postgres interval such as 10s",
+        "migrations": ["dir": "a folder", "include": "folders of opt-in migrations, comma-separated", "lock_wait": "seconds", "lock_timeout": "a Postgres interval such as 10s",
                        "statement_timeout": "a Postgres interval such as 5min, 0 for none"],
         "log": ["level": "debug, info, notice, warning or error", "format": "text or json"],
         "control": ["socket": "an absolute path shorter than 108 bytes"],
@@ -97,6 +100,8 @@ public struct StewardConfig: Sendable {
             guard let n = Int(value), n > 0 else { throw bad() }
             connectTimeoutSeconds = n
         case ("migrations", "dir"): migrationsDirectory = value
+        case ("migrations", "include"):
+            migrationsInclude = value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         case ("migrations", "lock_wait"):
             guard let n = Double(value), n >= 0 else { throw bad() }
             lockWaitSeconds = n

@@ -164,7 +164,8 @@ struct ControlHandler: Sendable {
 
     private func migrations() async throws -> String {
         let directory = coordinator.settings.config.migrationsDirectory
-        let status = try await session.run { c in try Migrator(connection: c, source: try MigrationSource(directory: directory), logger: .silent).status() }
+        let include = coordinator.settings.config.migrationsInclude
+        let status = try await session.run { c in try Migrator(connection: c, source: try MigrationSource(directory: directory, include: include), logger: .silent).status() }
         coordinator.state.withLock { $0.pendingMigrations = status.pending.count }
         var text = ""
         for item in status.items {
@@ -179,7 +180,8 @@ struct ControlHandler: Sendable {
 
     private func verify() async throws -> String {
         let directory = coordinator.settings.config.migrationsDirectory
-        let report = try await session.run { c in try Verifier(connection: c, source: try MigrationSource(directory: directory)).verify() }
+        let include = coordinator.settings.config.migrationsInclude
+        let report = try await session.run { c in try Verifier(connection: c, source: try MigrationSource(directory: directory, include: include)).verify() }
         coordinator.state.withLock { $0.schemaDifferences = report.differences.count }
         let text = report.differences.isEmpty ? "ok: the database matches the \(report.checkedFiles) applied migration(s)"
             : report.differences.map { "difference: \($0)" }.joined(separator: "\n")

@@ -18,6 +18,7 @@ public final class Coordinator: Sendable {
         var lastSuccess: [String: Date] = [:]
         var lastDuration: [String: Double] = [:]
         var lastStatus: [String: String] = [:]
+        var lastSummary: [String: [(String, Int64)]] = [:]
         var running: Set<String> = []
         var schemaDifferences = 0
         var pendingMigrations = 0
@@ -67,6 +68,7 @@ public final class Coordinator: Sendable {
             s.lastStatus[job] = outcome.status.rawValue
             if outcome.status != .skipped { s.lastDuration[job] = outcome.seconds }
             if outcome.status == .succeeded { s.lastSuccess[job] = Date() }
+            if let summary = outcome.summary { s.lastSummary[job] = summary.counts }
         }
     }
 

@@ -102,6 +102,7 @@ public final class Daemon: Sendable {
     private func prepare(_ session: DatabaseSession) async -> Bool {
         var backoff = 1.0
         let directory = coordinator.settings.config.migrationsDirectory
+        let include = coordinator.settings.config.migrationsInclude
         let logger = logger
         while !lifecycle.isStopping {
             do {
@@ -113,7 +114,7 @@ public final class Daemon: Sendable {
                 coordinator.setDatabaseReachable(true)
                 do {
                     let (differences, pending) = try await session.run { c -> (Int, Int) in
-                        let source = try MigrationSource(directory: directory)
+                        let source = try MigrationSource(directory: directory, include: include)
                         let report = try Verifier(connection: c, source: source).verify()
                         for difference in report.differences { logger.warning("schema difference", [("difference", difference)]) }
                         let status = try Migrator(connection: c, source: source, logger: .silent).status()

@@ -9,24 +9,27 @@ public struct MigrationSource: Sendable {
     /// The files, ordered by numeric version.
     public let files: [MigrationFile]
 
-    /// Reads every `*.sql` file of `directory`; throws on an unreadable folder, a bad file or a repeated version.
-    public init(directory: String) throws(MigrationError) {
-        guard let dir = opendir(directory) else {
-            throw .source("cannot read the migrations folder \(directory): \(String(cString: strerror(errno)))")
-        }
-        var names: [String] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
-            if name.hasSuffix(".sql") { names.append(name) }
-        }
-        closedir(dir)
+    /// Reads every `*.sql` file of `directory` and of each `include` folder (opt-in migrations), as one ordered set;
+    /// throws on an unreadable folder, a bad file or a repeated version.
+    public init(directory: String, include: [String] = []) throws(MigrationError) {
         var files: [MigrationFile] = []
-        for name in names {
-            files.append(try MigrationFile(fileName: name, bytes: try Self.read(directory + "/" + name, name: name)))
+        for folder in [directory] + include {
+            guard let dir = opendir(folder) else {
+                throw .source("cannot read the migrations folder \(folder): \(String(cString: strerror(errno)))")
+            }
+            var names: [String] = []
+            while let entry = readdir(dir) {
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                    String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+                }
+                if name.hasSuffix(".sql") { names.append(name) }
+            }
+            closedir(dir)
+            for name in names {
+                files.append(try MigrationFile(fileName: name, bytes: try Self.read(folder + "/" + name, name: name)))
+            }
         }
-        try self.init(directory: directory, files: files)
+        try self.init(directory: ([directory] + include).joined(separator: " + "), files: files)
     }
 
     /// Files given directly (embedded or generated); same ordering and duplicate checks.

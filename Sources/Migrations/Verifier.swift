@@ -10,6 +10,8 @@ public struct Verifier {
         public var advisories: [String] = []
         /// How many applied files were compared.
         public var checkedFiles = 0
+        /// Whether the opt-in username rules are enforced at write time, one line each.
+        public var enforcement: [String] = []
     }
 
     let connection: Connection
@@ -36,7 +38,27 @@ public struct Verifier {
             }
         }
         report.advisories = try advisories()
+        report.enforcement = try enforcement()
         return report
+    }
+
+    /// Whether the opt-in username enforcement (sql/optional/username-enforcement) is present.
+    func enforcement() throws -> [String] {
+        guard try connection.query("select to_regclass('public.profiles') is not null").rows[0].decode(Bool.self, at: 0) else { return [] }
+        let row = try connection.query("""
+            select exists (select 1 from pg_index i where i.indrelid = 'public.profiles'::regclass and i.indisunique and i.indisvalid
+                           and pg_get_indexdef(i.indexrelid) ~* 'lower\\(normalize\\(username'),
+                   exists (select 1 from pg_trigger t where t.tgrelid = 'public.profiles'::regclass and t.tgname = 'enforce_username_format'
+                           and t.tgenabled <> 'D')
+            """).rows[0]
+        return [
+            try row.decode(Bool.self, at: 0)
+                ? "usernames unique ignoring case and width: enforced (profiles_username_normalized_key)"
+                : "usernames unique ignoring case and width: not enforced (opt in: sql/optional/username-enforcement)",
+            try row.decode(Bool.self, at: 1)
+                ? "username characters and length: enforced at write time (trigger enforce_username_format)"
+                : "username characters and length: not enforced at write time (opt in: sql/optional/username-enforcement)",
+        ]
     }
 
     /// The quickstart's known weaknesses still present in this database.

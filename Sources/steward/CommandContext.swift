@@ -31,6 +31,7 @@ struct CommandContext {
         let overrides: @Sendable (inout StewardConfig) -> Void = { config in
             if let url = flags.value("database-url") { config.databaseURL = url }
             if let dir = flags.value("migrations") { config.migrationsDirectory = dir }
+            if let include = flags.value("include") { config.migrationsInclude = include.split(separator: ",").map(String.init) }
             if let level = flags.value("log-level") { config.logLevel = level }
             if let format = flags.value("log-format") { config.logFormat = format }
             if let socket = flags.value("socket") { config.controlSocket = socket }
@@ -77,7 +78,7 @@ struct CommandContext {
 
     /// The migration files from the configured folder.
     func migrationSource() throws -> MigrationSource {
-        try MigrationSource(directory: config.migrationsDirectory)
+        try MigrationSource(directory: config.migrationsDirectory, include: config.migrationsInclude)
     }
 }
 

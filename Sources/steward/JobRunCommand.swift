@@ -12,8 +12,9 @@ enum JobRunCommand: StewardCommand {
         abstract: "Run one job now and print what it did.",
         discussion: """
         Uses the job's settings from --config, takes the job's cluster-wide lock (so it never overlaps a
-        scheduled run), and records the run in steward.job_runs (trigger manual). Exits 0 when it succeeded,
-        1 when it failed, 75 when another run of the job holds the lock.
+        scheduled run), and records the run in steward.job_runs (trigger manual). Exits 0 when it succeeded
+        (whatever it found), 1 when it failed, 75 when another run of the job holds the lock, and with
+        --fail-on-findings 2 when it found something new.
 
         Jobs: \(JobCatalog.all.map { "\($0.name) (\($0.abstract))" }.joined(separator: "; "))
 
@@ -22,6 +23,7 @@ enum JobRunCommand: StewardCommand {
         positionals: "<job>",
         options: CommandSpec.Option.databaseOptions + [
             .init("dry-run", help: "Change nothing; report what would change."),
+            .init("fail-on-findings", help: "Exit 2 when the run found something new (username-check: new findings)."),
         ])
 
     static func run(_ context: CommandContext) async throws -> ExitCode {
@@ -57,7 +59,9 @@ enum JobRunCommand: StewardCommand {
             Output.print(text)
         }
         switch outcome.status {
-        case .succeeded: return .ok
+        case .succeeded:
+            let fresh = (outcome.summary?["new"] ?? 0) + (outcome.summary?["would_be_new"] ?? 0)
+            return context.arguments.flag("fail-on-findings") && fresh > 0 ? .drift : .ok
         case .failed: return .failure
         case .skipped: return .temporaryFailure
         }

@@ -12,6 +12,7 @@ extension CommandSpec.Option {
         .init("config", value: "FILE", help: "Read settings from this INI file (see config/steward.ini)."),
         .init("database-url", value: "URL", help: "postgresql:// URL or conninfo; default $STEWARD_DATABASE_URL, then [database] url."),
         .init("migrations", value: "DIR", help: "Folder of NNNN_name.sql files (default sql/migrations)."),
+        .init("include", value: "DIRS", help: "Opt-in migration folders, comma-separated (e.g. sql/optional/username-enforcement)."),
         .init("json", help: "Print the result as one JSON object."),
         .init("log-level", value: "LEVEL", help: "debug, info, notice, warning or error (default info)."),
         .init("log-format", value: "FORMAT", help: "text or json (log lines on standard error)."),

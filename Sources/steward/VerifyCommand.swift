@@ -27,6 +27,7 @@ enum VerifyCommand: StewardCommand {
                 ("checked_files", .number(Double(report.checkedFiles))),
                 ("differences", .strings(report.differences)),
                 ("advisories", .strings(report.advisories)),
+                ("enforcement", .strings(report.enforcement)),
             ]).rendered)
         } else {
             var text = report.differences.isEmpty
@@ -35,6 +36,9 @@ enum VerifyCommand: StewardCommand {
                     + report.differences.map { "  - \($0)\n" }.joined()
             if !report.advisories.isEmpty {
                 text += "\nadvice (known weaknesses of the quickstart schema, not failures):\n" + report.advisories.map { "  - \($0)\n" }.joined()
+            }
+            if !report.enforcement.isEmpty {
+                text += "\nenforcement:\n" + report.enforcement.map { "  - \($0)\n" }.joined()
             }
             Output.print(text)
         }

@@ -1,0 +1,192 @@
+import Config
+import Foundation
+import Logging
+import Postgres
+import Usernames
+
+/// Checks every username against the rules the quickstart's schema cannot express, and keeps
+/// `steward.username_findings` current. It never changes a username.
+///
+/// One streaming pass: profiles are read a page at a time (keyset pagination), each username is checked on
+/// its own, and its grouping keys go to a temporary table; collisions are then found by grouping in the
+/// database, so memory stays flat and nothing is compared pairwise.
+public struct UsernameCheckJob: Job {
+    public static let name = "username-check"
+    public static let abstract = "Flag usernames that break the rules (length, characters, reserved, normalisation, collisions, look-alikes, scripts, invisible characters)."
+    public static let defaultSchedule = "41 4 * * *"
+    public static let options: [JobOption] = [
+        JobOption("min_length", default: "3", help: "fewest characters (as a person counts them)") { Int($0).map { $0 >= 1 ? nil : "at least 1" } ?? "not a whole number" },
+        JobOption("max_length", default: "30", help: "most characters") { Int($0).map { $0 >= 1 ? nil : "at least 1" } ?? "not a whole number" },
+        JobOption("pattern", default: "[a-z0-9_.]+", help: "allowed characters, as a regular expression the whole username must match") { pattern in
+            (try? Regex(pattern)) == nil ? "not a valid regular expression" : nil
+        },
+        JobOption("reserved_file", default: "config/reserved-usernames.txt", help: "reserved names, one a line") { path in
+            FileManager.default.isReadableFile(atPath: path) ? nil : "cannot read \(path)"
+        },
+        JobOption("max_mixed_script", default: "highly-restrictive",
+                  help: "worst mix of scripts allowed: ascii, single-script, highly-restrictive, moderately-restrictive, minimally-restrictive") {
+            UnicodeChecks.RestrictionLevel(name: $0) == nil ? "not a restriction level" : nil
+        },
+        JobOption("rules", default: UsernameRule.allCases.map(\.rawValue).joined(separator: ","), help: "the rules to apply, comma-separated") { value in
+            let unknown = value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { UsernameRule(rawValue: $0) == nil }
+            return unknown.isEmpty ? nil : "unknown rule \(unknown[0]) (known: \(UsernameRule.allCases.map(\.rawValue).joined(separator: ", ")))"
+        },
+        JobOption("page_size", default: "5000", help: "profiles read per page") { Int($0).map { (100...100_000).contains($0) ? nil : "from 100 to 100000" } ?? "not a whole number" },
+    ]
+
+    let policy: UsernamePolicy
+    let pageSize: Int
+
+    public init(settings: JobSettings) throws(ConfigError) {
+        var policy = UsernamePolicy()
+        policy.minLength = Int(settings.value("min_length")) ?? 3
+        policy.maxLength = Int(settings.value("max_length")) ?? 30
+        policy.pattern = settings.value("pattern")
+        policy.maxRestrictionLevel = UnicodeChecks.RestrictionLevel(name: settings.value("max_mixed_script")) ?? .highlyRestrictive
+        policy.rules = Set(settings.value("rules").split(separator: ",").compactMap { UsernameRule(rawValue: $0.trimmingCharacters(in: .whitespaces)) })
+        let path = settings.value("reserved_file")
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+            throw ConfigError(file: path, key: "[job.username-check] reserved_file", message: "cannot read the reserved names")
+        }
+        policy.setReserved(UsernamePolicy.parseReserved(text))
+        self.policy = policy
+        self.pageSize = Int(settings.value("page_size")) ?? 5000
+    }
+
+    public func run(_ context: JobContext) async throws -> JobSummary {
+        let db = context.database
+        // Session-local work tables (the session is the job's own); quiet about "already exists" on later runs.
+        try await db.run { c in
+            try c.transaction { c in
+                _ = try c.execute("""
+                    set local client_min_messages = warning;
+                    create temporary table if not exists steward_username_keys
+                      (profile_id uuid primary key, username text not null, folded text not null, skeleton text not null);
+                    create temporary table if not exists steward_username_found
+                      (profile_id uuid not null, username text not null, rule text not null, detail text not null);
+                    drop index if exists steward_username_keys_folded, steward_username_keys_skeleton;
+                    truncate steward_username_keys, steward_username_found;
+                    """)
+            }
+        }
+        let checker = try UsernameChecker(policy: policy)
+        var after: String?
+        var scanned = 0, withoutUsername = 0
+        let pageSize = pageSize
+        while true {
+            let page: [(String, String?)] = try await db.run { [after] c in
+                try c.query("""
+                    select id::text, username from public.profiles where $1::uuid is null or id > $1::uuid order by id limit $2
+                    """, [after, pageSize]).rows.map { (try $0.decode(String.self, at: 0), try $0.decode(String?.self, at: 1)) }
+            }
+            var keyIDs: [String] = [], keyNames: [String] = [], folded: [String] = [], skeletons: [String] = []
+            var foundIDs: [String] = [], foundNames: [String] = [], foundRules: [String] = [], details: [String] = []
+            for (id, username) in page {
+                guard let username else { withoutUsername += 1; continue }
+                let (findings, keys) = checker.check(username)
+                keyIDs.append(id); keyNames.append(username); folded.append(keys.folded); skeletons.append(keys.skeleton)
+                for finding in findings {
+                    foundIDs.append(id); foundNames.append(username); foundRules.append(finding.rule.rawValue); details.append(finding.detail)
+                }
+            }
+            try await db.run { [keyIDs, keyNames, folded, skeletons, foundIDs, foundNames, foundRules, details] c in
+                try c.query("insert into steward_username_keys select * from unnest($1::uuid[], $2::text[], $3::text[], $4::text[])",
+                            [keyIDs, keyNames, folded, skeletons])
+                try c.query("insert into steward_username_found select * from unnest($1::uuid[], $2::text[], $3::text[], $4::text[])",
+                            [foundIDs, foundNames, foundRules, details])
+            }
+            scanned += page.count
+            after = page.last?.0
+            if page.count < pageSize { break }
+        }
+
+        let rules = policy.rules.map(\.rawValue)
+        let dryRun = context.dryRun
+        let result = try await db.run { c in try Self.collideAndRecord(c, rules: rules, dryRun: dryRun) }
+        for line in result.newLines { context.logger.warning("new username finding", line) }
+        if result.newCount > result.newLines.count {
+            context.logger.warning("more new username findings", [("not_shown", String(result.newCount - Int64(result.newLines.count)))])
+        }
+
+        var summary = JobSummary()
+        summary.set("profiles", Int64(scanned))
+        summary.set("without_username", Int64(withoutUsername))
+        summary.set("findings", result.byRule.values.reduce(0, +))
+        for rule in UsernameRule.allCases where policy.rules.contains(rule) { summary.set(rule.rawValue, result.byRule[rule.rawValue] ?? 0) }
+        summary.set(dryRun ? "would_be_new" : "new", result.newCount)
+        summary.set(dryRun ? "would_resolve" : "resolved", result.resolved)
+        return summary
+    }
+
+    struct RecordResult: Sendable {
+        var byRule: [String: Int64] = [:]
+        var newCount: Int64 = 0
+        var newLines: [[(String, String)]] = []
+        var resolved: Int64 = 0
+    }
+
+    /// Finds collisions by grouping the keys, then brings `steward.username_findings` up to date (unless dry).
+    static func collideAndRecord(_ c: Connection, rules: [String], dryRun: Bool) throws -> RecordResult {
+        try c.execute("""
+            create index steward_username_keys_folded on steward_username_keys (folded);
+            create index steward_username_keys_skeleton on steward_username_keys (skeleton);
+            analyze steward_username_keys;
+            """)
+        if rules.contains("case_duplicate") {
+            try c.execute("""
+                insert into steward_username_found
+                select k.profile_id, k.username, 'case_duplicate', 'same after case folding and NFKC as ' ||
+                       (select string_agg(format('%s (%s)', o.username, o.profile_id), ', ')
+                        from (select * from steward_username_keys o where o.folded = k.folded and o.profile_id <> k.profile_id
+                              order by o.profile_id limit 5) o)
+                from steward_username_keys k
+                where k.folded in (select folded from steward_username_keys group by folded having count(*) > 1)
+                """)
+        }
+        if rules.contains("confusable") {
+            try c.execute("""
+                insert into steward_username_found
+                select k.profile_id, k.username, 'confusable', 'looks like ' ||
+                       (select string_agg(format('%s (%s)', o.username, o.profile_id), ', ')
+                        from (select * from steward_username_keys o where o.skeleton = k.skeleton and o.folded <> k.folded
+                              order by o.profile_id limit 5) o)
+                from steward_username_keys k
+                where k.skeleton in (select skeleton from steward_username_keys group by skeleton having count(distinct folded) > 1)
+                """)
+        }
+        var result = RecordResult()
+        for row in try c.query("select rule, count(*) from (select distinct profile_id, rule from steward_username_found) f group by rule").rows {
+            result.byRule[try row.decode(String.self, at: 0)] = try row.decode(Int64.self, at: 1)
+        }
+        let fresh = """
+            select distinct on (f.profile_id, f.rule) f.* from steward_username_found f
+            where not exists (select 1 from steward.username_findings u
+                              where u.profile_id = f.profile_id and u.rule = f.rule and u.resolved_at is null)
+            order by f.profile_id, f.rule
+            """
+        result.newCount = try c.query("select count(*) from (\(fresh)) n").rows[0].decode(Int64.self, at: 0)
+        result.newLines = try c.query("select profile_id::text, username, rule, detail from (\(fresh)) n limit 20").rows.map { row in
+            [("profile", try row.decode(String.self, at: 0)), ("username", try row.decode(String.self, at: 1)),
+             ("rule", try row.decode(String.self, at: 2)), ("detail", try row.decode(String.self, at: 3))]
+        }
+        let gone = """
+            from steward.username_findings u where u.resolved_at is null and u.rule = any($1::text[])
+              and not exists (select 1 from steward_username_found f where f.profile_id = u.profile_id and f.rule = u.rule)
+            """
+        if dryRun {
+            result.resolved = try c.query("select count(*) \(gone)", [rules]).rows[0].decode(Int64.self, at: 0)
+            return result
+        }
+        try c.transaction { c in
+            try c.execute("""
+                insert into steward.username_findings (profile_id, username, rule, detail)
+                select distinct on (profile_id, rule) profile_id, username, rule, detail from steward_username_found order by profile_id, rule
+                on conflict (profile_id, rule) do update
+                  set username = excluded.username, detail = excluded.detail, last_seen = now(), resolved_at = null
+                """)
+            result.resolved = Int64(try c.query("update steward.username_findings u set resolved_at = now() where (u.profile_id, u.rule) in (select u.profile_id, u.rule \(gone))",
+                                                [rules]).affectedRows)
+        }
+        return result
+    }
+}

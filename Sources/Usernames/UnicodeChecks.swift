@@ -1,0 +1,54 @@
+internal import CUnicode
+
+/// ICU's answers about a string (UTS #39 skeleton, NFKC case folding, restriction level), via the C target.
+public enum UnicodeChecks {
+    /// How many scripts a string mixes, as ICU's restriction levels rank it.
+    public enum RestrictionLevel: Int, Sendable, Comparable, CustomStringConvertible {
+        case ascii = 1, singleScript, highlyRestrictive, moderatelyRestrictive, minimallyRestrictive, unrestrictive
+
+        public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
+
+        public var description: String {
+            switch self {
+            case .ascii: "ascii"
+            case .singleScript: "single-script"
+            case .highlyRestrictive: "highly-restrictive"
+            case .moderatelyRestrictive: "moderately-restrictive"
+            case .minimallyRestrictive: "minimally-restrictive"
+            case .unrestrictive: "unrestrictive"
+            }
+        }
+
+        public init?(name: String) {
+            guard let level = [RestrictionLevel.ascii, .singleScript, .highlyRestrictive, .moderatelyRestrictive, .minimallyRestrictive, .unrestrictive]
+                .first(where: { $0.description == name }) else { return nil }
+            self = level
+        }
+    }
+
+    /// The UTS #39 skeleton: two strings that look alike have the same one (`pаypal` with a Cyrillic а and `paypal`).
+    public static func skeleton(_ text: String) -> String { transform(text, steward_skeleton) }
+
+    /// NFKC with case folding: the form in which `Ｂｏｂ`, `BOB` and `bob` are one.
+    public static func nfkcCasefold(_ text: String) -> String { transform(text, steward_nfkc_casefold) }
+
+    /// ICU's restriction level of `text`.
+    public static func restrictionLevel(_ text: String) -> RestrictionLevel {
+        let units = Array(text.utf16)
+        return RestrictionLevel(rawValue: Int(steward_restriction_level(units, Int32(units.count)))) ?? .unrestrictive
+    }
+
+    private static func transform(_ text: String,
+                                  _ function: (UnsafePointer<UInt16>?, Int32, UnsafeMutablePointer<UInt16>?, Int32) -> Int32) -> String {
+        let units = Array(text.utf16)
+        var capacity = max(16, units.count * 3)
+        for _ in 0..<2 {
+            var out = [UInt16](repeating: 0, count: capacity)
+            let n = function(units, Int32(units.count), &out, Int32(capacity))
+            if n >= 0 { return String(decoding: out[..<Int(n)], as: UTF16.self) }
+            if n == Int32.min { return text }
+            capacity = Int(-n) + 1
+        }
+        return text
+    }
+}
