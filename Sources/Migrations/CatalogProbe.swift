@@ -26,6 +26,7 @@ struct CatalogProbe {
         case function(live: String, probeOID: Int, probeName: String)
         case trigger(name: String, table: String, liveTableOID: Int?, probeTableOID: Int, probeName: String)
         case bucket(expectedJSON: String)
+        case index(name: String, table: String, liveTableOID: Int?, probeTableOID: Int, probeName: String)
     }
 
     let connection: Connection
@@ -151,8 +152,22 @@ struct CatalogProbe {
             }
             return .bucket(expectedJSON: try json.rows[0].decode(String.self, at: 0))
 
+        case .doBlock:
+            return nil
+
+        case .createIndex(let name, let table, let concurrentlyAt):
+            let liveOID = try oid(ofRelation: table.text)
+            guard let liveOID else { return .index(name: name.object, table: table.text, liveTableOID: nil, probeTableOID: 0, probeName: "") }
+            let target = try probeTarget(forLive: liveOID, state: &state)
+            let probe = state.next("i")
+            var replacements = [(name.range, probe), (table.range, target.name)]
+            // Built on an empty copy inside a transaction: CONCURRENTLY is neither needed nor allowed there.
+            if let at = concurrentlyAt { replacements.append((at..<(at + 1), "")) }
+            try run(statement.rewriting(replacements))
+            return .index(name: name.object, table: table.text, liveTableOID: liveOID, probeTableOID: target.oid, probeName: probe)
+
         case .unsupported(let words):
-            throw ProbeFailure(message: "\(words) … cannot be compared with the live catalog (adopt and verify compare tables, row level security, table grants, policies, functions, triggers and bucket inserts)")
+            throw ProbeFailure(message: "\(words) … cannot be compared with the live catalog (adopt and verify compare tables, row level security, table grants, policies, functions, triggers, indexes and bucket inserts)")
         }
     }
 
@@ -161,7 +176,9 @@ struct CatalogProbe {
         if let probe = state.probeTables[liveOID] { return probe }
         if let copy = state.copies[liveOID] { return copy }
         let name = state.next("c")
-        let live = try connection.query("select $1::oid::regclass::text", [liveOID]).rows[0].decode(String.self, at: 0)
+        let live = try connection.query("""
+            select format('%I.%I', n.nspname, c.relname) from pg_class c join pg_namespace n on n.oid = c.relnamespace where c.oid = $1
+            """, [liveOID]).rows[0].decode(String.self, at: 0)
         try run("create temporary table \(name) (like \(live))")
         let copy = (name: "pg_temp.\(name)", oid: try oid(ofRelation: "pg_temp.\(name)")!)
         state.copies[liveOID] = copy
@@ -260,6 +277,28 @@ struct CatalogProbe {
                 differences.append("trigger \(name) on \(table) differs: live \(live.definition), files \(expectedDefinition)")
             }
             if live.enabled == "D" { differences.append("trigger \(name) on \(table) is DISABLED") }
+            return Outcome(differences: differences)
+
+        case .index(let name, let table, let liveTableOID, let probeTableOID, let probeName):
+            let query = """
+                select pg_get_indexdef(i.indexrelid), i.indisvalid from pg_index i join pg_class c on c.oid = i.indexrelid
+                where i.indrelid = $1 and c.relname = $2
+                """
+            guard let liveTableOID, let live = try connection.query(query, [liveTableOID, name]).rows.first else {
+                return Outcome(missing: "index \(name) on \(table)")
+            }
+            let expected = try connection.query(query, [probeTableOID, probeName]).rows[0]
+            let liveDefinition = try live.decode(String.self, at: 0)
+            let temporarySchema = try connection.query("select nspname::text from pg_namespace where oid = pg_my_temp_schema()").rows.first?
+                .decode(String.self, at: 0)
+            var expectedDefinition = try expected.decode(String.self, at: 0).replacing(probeName, with: name)
+            if let temporarySchema { expectedDefinition = expectedDefinition.replacing(temporarySchema + ".", with: "pg_temp.") }
+            expectedDefinition = state.unprobed(expectedDefinition)
+            var differences: [String] = []
+            if liveDefinition != expectedDefinition {
+                differences.append("index \(name) on \(table) differs: live \(liveDefinition), files \(expectedDefinition)")
+            }
+            if try !live.decode(Bool.self, at: 1) { differences.append("index \(name) on \(table) is INVALID (a concurrent build failed): drop and rebuild it") }
             return Outcome(differences: differences)
 
         case .bucket(let expectedJSON):

@@ -14,6 +14,10 @@ enum StatementShape {
     case createTrigger(name: NameRef, table: NameRef, function: NameRef?)
     /// `insert into storage.buckets (columns) values (…)`
     case insertBucket(columns: [String], values: String)
+    /// `create [unique] index [concurrently] [if not exists] <name> on <table> …`
+    case createIndex(name: NameRef, table: NameRef, concurrentlyAt: Int?)
+    /// `do $$ … $$`: creates nothing by itself (checks, data fixes), so there is nothing to compare.
+    case doBlock
     /// Anything else: adopt and verify cannot compare it.
     case unsupported(String)
 
@@ -56,6 +60,15 @@ enum StatementShape {
                 }
             case "function":
                 if let n = name(at: i + 1) { self = .createFunction(name: n); return }
+            case "unique" where word(i + 1) == "index", "index":
+                var at = word(i) == "unique" ? i + 2 : i + 1
+                let concurrently: Int? = word(at) == "concurrently" ? at : nil
+                if concurrently != nil { at += 1 }
+                if word(at) == "if", word(at + 1) == "not", word(at + 2) == "exists" { at += 3 }
+                if let n = name(at: at), word(n.range.upperBound) == "on" {
+                    let tableAt = word(n.range.upperBound + 1) == "only" ? n.range.upperBound + 2 : n.range.upperBound + 1
+                    if let table = name(at: tableAt) { self = .createIndex(name: n, table: table, concurrentlyAt: concurrently); return }
+                }
             case "constraint" where word(i + 1) == "trigger", "trigger":
                 let at = word(i) == "constraint" ? i + 2 : i + 1
                 guard let n = name(at: at), let on = words[n.range.upperBound...].firstIndex(of: "on"),
@@ -75,6 +88,8 @@ enum StatementShape {
             if let n = name(at: i), Array(words[n.range.upperBound...]) == ["enable", "row", "level", "security"] {
                 self = .enableRowLevelSecurity(table: n); return
             }
+        case "do":
+            self = .doBlock; return
         case "grant":
             if let on = words.firstIndex(of: "on") {
                 let at = word(on + 1) == "table" ? on + 2 : on + 1
