@@ -34,6 +34,18 @@ from generate_series(1, 300) n;
 SQL
 psql "$STEWARD_DATABASE_URL" -X -q -c "select count(*) as profiles, count(full_name) as with_full_name, count(avatar_url) as with_avatar from public.profiles"
 
+step "some users pick usernames (each kind of trouble the username check looks for)"
+psql "$STEWARD_DATABASE_URL" -X -q -v ON_ERROR_STOP=1 <<'SQL'
+update public.profiles p set username = v.username
+from (values (1, 'alice'), (2, 'Bob'), (3, 'bob'), (4, 'paypal'), (5, 'pаypal'), (6, 'admin'), (7, 'ｓｕｐｐｏｒｔ'),
+             (8, 'scope'), (9, 'ѕсоре'), (10, 'bo b'), (11, E'zero\u200Dwidth'), (12, ' lead'), (13, 'ab👩‍👩‍👧'),
+             (14, 'ﬁsh'), (15, 'fish'), (16, 'αlpha'), (17, 'carol.b'), (18, repeat('x', 31))) v(n, username)
+where p.id = (select id from public.profiles order by id offset v.n limit 1);
+SQL
+step steward job run username-check
+"$steward" job run username-check
+psql "$STEWARD_DATABASE_URL" -X -c "select rule, username, detail from steward.username_findings where resolved_at is null order by rule, username limit 12"
+
 step steward status
 "$steward" status
 step steward verify

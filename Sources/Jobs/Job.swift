@@ -25,12 +25,16 @@ public struct JobOption: Sendable {
     public let help: String
     public let defaultValue: String
     public let validate: @Sendable (String) -> String?
+    /// A file path: a relative one written in a config file is read relative to that file's folder.
+    public let isPath: Bool
 
     /// `validate` returns nil when the value is fine, else the reason.
-    public init(_ key: String, default defaultValue: String, help: String, validate: @escaping @Sendable (String) -> String? = { _ in nil }) {
+    public init(_ key: String, default defaultValue: String, help: String, isPath: Bool = false,
+                validate: @escaping @Sendable (String) -> String? = { _ in nil }) {
         self.key = key
         self.help = help
         self.defaultValue = defaultValue
+        self.isPath = isPath
         self.validate = validate
     }
 }

@@ -74,7 +74,11 @@ public struct JobSettings: Sendable {
         self.missed = missed
         var values: [String: String] = [:]
         for option in job.options {
-            let value = raw[option.key]?.value ?? option.defaultValue
+            var value = raw[option.key]?.value ?? option.defaultValue
+            if option.isPath, raw[option.key] != nil, !value.isEmpty, !value.hasPrefix("/"), let file = section?.file {
+                let folder = file.contains("/") ? String(file[..<file.lastIndex(of: "/")!]) : "."
+                value = folder + "/" + value
+            }
             if let problem = option.validate(value) {
                 throw raw[option.key] != nil ? fail(option.key, problem)
                     : ConfigError(file: section?.file ?? "(defaults)", key: "[job.\(job.name)] \(option.key)", message: problem)

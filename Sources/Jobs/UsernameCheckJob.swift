@@ -20,8 +20,8 @@ public struct UsernameCheckJob: Job {
         JobOption("pattern", default: "[a-z0-9_.]+", help: "allowed characters, as a regular expression the whole username must match") { pattern in
             (try? Regex(pattern)) == nil ? "not a valid regular expression" : nil
         },
-        JobOption("reserved_file", default: "config/reserved-usernames.txt", help: "reserved names, one a line") { path in
-            FileManager.default.isReadableFile(atPath: path) ? nil : "cannot read \(path)"
+        JobOption("reserved_file", default: "", help: "reserved names, one a line (default: the built-in list, as in config/reserved-usernames.txt)", isPath: true) { path in
+            path.isEmpty || FileManager.default.isReadableFile(atPath: path) ? nil : "cannot read \(path)"
         },
         JobOption("max_mixed_script", default: "highly-restrictive",
                   help: "worst mix of scripts allowed: ascii, single-script, highly-restrictive, moderately-restrictive, minimally-restrictive") {
@@ -45,10 +45,14 @@ public struct UsernameCheckJob: Job {
         policy.maxRestrictionLevel = UnicodeChecks.RestrictionLevel(name: settings.value("max_mixed_script")) ?? .highlyRestrictive
         policy.rules = Set(settings.value("rules").split(separator: ",").compactMap { UsernameRule(rawValue: $0.trimmingCharacters(in: .whitespaces)) })
         let path = settings.value("reserved_file")
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
-            throw ConfigError(file: path, key: "[job.username-check] reserved_file", message: "cannot read the reserved names")
+        if path.isEmpty {
+            policy.setReserved(DefaultReservedNames.names)
+        } else {
+            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+                throw ConfigError(file: path, key: "[job.username-check] reserved_file", message: "cannot read the reserved names")
+            }
+            policy.setReserved(UsernamePolicy.parseReserved(text))
         }
-        policy.setReserved(UsernamePolicy.parseReserved(text))
         self.policy = policy
         self.pageSize = Int(settings.value("page_size")) ?? 5000
     }

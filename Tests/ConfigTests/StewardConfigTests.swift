@@ -43,7 +43,9 @@ struct StewardConfigTests {
                     "metrics.textfile", "metrics.interval", "daemon.leader_poll", "daemon.shutdown_timeout", "daemon.host",
                     "job.prune-history.schedule", "job.prune-history.time_zone", "job.prune-history.enabled", "job.prune-history.timeout",
                     "job.prune-history.retries", "job.prune-history.retry_backoff", "job.prune-history.missed",
-                    "job.prune-history.retention"] {
+                    "job.prune-history.retention", "migrations.include", "job.username-check.schedule", "job.username-check.min_length",
+                    "job.username-check.max_length", "job.username-check.pattern", "job.username-check.reserved_file",
+                    "job.username-check.max_mixed_script", "job.username-check.rules", "job.username-check.page_size"] {
             #expect(keys.contains(key), "config/steward.ini lacks \(key)")
         }
     }

@@ -24,7 +24,7 @@ struct UsernameCheckTests {
 
     func run(_ db: TestDatabase, _ extra: [String] = []) throws -> (StewardProcess.Result, [String: Any]) {
         let config = NSTemporaryDirectory() + "steward-\(UUID().uuidString).ini"
-        try "[job.username-check]\nreserved_file = \(TestEnvironment.root)/config/reserved-usernames.txt\n".write(toFile: config, atomically: true, encoding: .utf8)
+        try "[job.username-check]\nschedule = @daily\n".write(toFile: config, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: config) }
         let result = try StewardProcess.run(["job", "run", "username-check", "--database-url", db.url, "--config", config, "--json"] + extra)
         let json = (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) as? [String: Any] ?? [:]

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import Usernames
 
@@ -99,5 +100,12 @@ struct UsernameCheckerTests {
         #expect(checker.check("Bob Smith").findings.isEmpty)
         #expect(checker.check("x").findings.map(\.rule) == [.length])
         #expect(throws: (any Error).self) { _ = try UsernameChecker(policy: { var p = UsernamePolicy(); p.pattern = "[a-"; return p }()) }
+    }
+
+    @Test("the built-in reserved names are the ones in config/reserved-usernames.txt")
+    func builtInReserved() throws {
+        let root = #filePath.split(separator: "/").dropLast(3).joined(separator: "/")
+        let text = try String(contentsOfFile: "/" + root + "/config/reserved-usernames.txt", encoding: .utf8)
+        #expect(UsernamePolicy.parseReserved(text) == DefaultReservedNames.names)
     }
 }
