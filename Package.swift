@@ -20,6 +20,11 @@ let package = Package(
             providers: [.apt(["libssl-dev"])]
         ),
         .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
+        .systemLibrary(
             name: "CInih",
             pkgConfig: "inih",
             providers: [.apt(["libinih-dev"])]
@@ -29,13 +34,15 @@ let package = Package(
         .target(name: "Postgres", dependencies: ["CPostgres", "Logging"]),
         .target(name: "Crypto", dependencies: ["COpenSSL"]),
         .target(name: "Config", dependencies: ["CInih"]),
+        .target(name: "HTTP", dependencies: ["CCurl"]),
 
         // Concerns of Steward itself.
         .target(name: "Logging"),
         .target(name: "Migrations", dependencies: ["Postgres", "Crypto", "Logging"]),
         .target(name: "CLI", dependencies: ["Logging"]),
         .target(name: "Scheduler"),
-        .target(name: "Jobs", dependencies: ["Postgres", "Config", "Scheduler", "Logging", "Usernames"]),
+        .target(name: "Storage", dependencies: ["HTTP", "Logging"]),
+        .target(name: "Jobs", dependencies: ["Postgres", "Config", "Scheduler", "Logging", "Usernames", "Storage"]),
         .target(name: "CSystem"),
         .target(name: "CUnicode", linkerSettings: [.linkedLibrary("icui18n"), .linkedLibrary("icuuc")]),
         .target(name: "Usernames", dependencies: ["CUnicode"]),

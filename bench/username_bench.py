@@ -67,8 +67,11 @@ def prepare(n):
 def run_steward(url):
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     start = time.perf_counter()
-    out = subprocess.run([STEWARD, "job", "run", "username-check", "--database-url", url, "--json", "--log-level", "error"],
-                         check=True, capture_output=True, text=True).stdout
+    done = subprocess.run([STEWARD, "job", "run", "username-check", "--database-url", url, "--json", "--log-level", "info"],
+                          check=True, capture_output=True, text=True)
+    out = done.stdout
+    phases = [line.split(": ", 1)[1] for line in done.stderr.splitlines() if "usernames scanned" in line or "collisions found" in line]
+    print(f"  {' | '.join(phases)}", file=sys.stderr)
     seconds = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     return seconds, peak, out, before

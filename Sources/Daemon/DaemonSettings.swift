@@ -13,7 +13,7 @@ public struct DaemonSettings: Sendable {
     public static func load(path: String?, environment: [String: String], overrides: (inout StewardConfig) -> Void = { _ in }) throws(ConfigError) -> DaemonSettings {
         var config = try StewardConfig.load(path: path, environment: environment)
         overrides(&config)
-        let jobs = try JobCatalog.configure(config.jobSections)
+        let jobs = try JobCatalog.configure(config.jobSections, config: config)
         return DaemonSettings(config: config, jobs: jobs, path: path)
     }
 

@@ -12,8 +12,8 @@ public protocol Job: Sendable {
     /// Keys this job reads from its section, beyond the common ones.
     static var options: [JobOption] { get }
 
-    /// Builds the job from its validated settings.
-    init(settings: JobSettings) throws(ConfigError)
+    /// Builds the job from its validated settings and the rest of the configuration (e.g. `[storage]`).
+    init(settings: JobSettings, config: StewardConfig) throws(ConfigError)
 
     /// Does the work; with `context.dryRun`, changes nothing and says what it would do.
     func run(_ context: JobContext) async throws -> JobSummary

@@ -12,4 +12,8 @@ public struct JobContext: Sendable {
     public let settings: JobSettings
     /// The slot this run belongs to (nil for manual runs).
     public let scheduledFor: Date?
+    /// The run's id in `steward.job_runs`.
+    public let runID: Int64
+    /// `--force`: go past a job's safety brake.
+    public let force: Bool
 }

@@ -38,7 +38,7 @@ public struct JobRunner: Sendable {
 
     /// Runs `job` once. Never throws: every outcome, database trouble included, comes back as an `Outcome`.
     public func execute(_ job: any Job, settings: JobSettings, scheduledFor: Date?, trigger: RunTrigger,
-                        attempt: Int = 1, dryRun: Bool = false) async -> Outcome {
+                        attempt: Int = 1, dryRun: Bool = false, force: Bool = false) async -> Outcome {
         let started = Date()
         let name = settings.name
         do {
@@ -53,7 +53,7 @@ public struct JobRunner: Sendable {
                 return Outcome(status: .skipped, runID: nil, summary: nil, reason: reason, seconds: Date().timeIntervalSince(started))
             }
             let outcome = await runLocked(job, settings: settings, scheduledFor: scheduledFor, trigger: trigger,
-                                          attempt: attempt, dryRun: dryRun, started: started)
+                                          attempt: attempt, dryRun: dryRun, force: force, started: started)
             // A broken connection has dropped the lock already; otherwise give it back for the next run.
             _ = try? await session.run { c in
                 try c.query("select pg_advisory_unlock($1, hashtext($2))", [Self.lockNamespace, name]).count
@@ -67,7 +67,7 @@ public struct JobRunner: Sendable {
 
     /// The run itself, with the job's lock held.
     private func runLocked(_ job: any Job, settings: JobSettings, scheduledFor: Date?, trigger: RunTrigger,
-                           attempt: Int, dryRun: Bool, started: Date) async -> Outcome {
+                           attempt: Int, dryRun: Bool, force: Bool, started: Date) async -> Outcome {
         let name = settings.name
         func elapsed() -> Double { Date().timeIntervalSince(started) }
         let id: Int64
@@ -85,7 +85,7 @@ public struct JobRunner: Sendable {
         logger.info("job started", [("job", name), ("run", String(id)), ("trigger", trigger.rawValue), ("attempt", String(attempt)),
                                     ("dry_run", String(dryRun))])
         let context = JobContext(dryRun: dryRun, database: session, logger: logger.named("job.\(name)"), settings: settings,
-                                 scheduledFor: scheduledFor)
+                                 scheduledFor: scheduledFor, runID: id, force: force)
         do {
             let summary = try await Self.withTimeout(settings.timeoutSeconds) { try await job.run(context) }
             try await history.finish(id: id, succeeded: true, summary: summary.json, error: nil)

@@ -17,7 +17,7 @@ public struct PruneHistoryJob: Job {
 
     let retentionSeconds: Int64
 
-    public init(settings: JobSettings) throws(ConfigError) {
+    public init(settings: JobSettings, config: StewardConfig) throws(ConfigError) {
         retentionSeconds = (try? Schedule.seconds(inDuration: settings.value("retention"))) ?? 90 * 86400
     }
 

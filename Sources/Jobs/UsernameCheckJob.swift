@@ -37,7 +37,7 @@ public struct UsernameCheckJob: Job {
     let policy: UsernamePolicy
     let pageSize: Int
 
-    public init(settings: JobSettings) throws(ConfigError) {
+    public init(settings: JobSettings, config: StewardConfig) throws(ConfigError) {
         var policy = UsernamePolicy()
         policy.minLength = Int(settings.value("min_length")) ?? 3
         policy.maxLength = Int(settings.value("max_length")) ?? 30
@@ -60,12 +60,15 @@ public struct UsernameCheckJob: Job {
     public func run(_ context: JobContext) async throws -> JobSummary {
         let db = context.database
         // Session-local work tables (the session is the job's own); quiet about "already exists" on later runs.
+        let started = Date()
         try await db.run { c in
+            // Room for the work tables in memory; only possible before the session first touches a temporary table.
+            _ = try? c.query("select set_config('temp_buffers', '128MB', false) where not exists (select 1 from pg_class where relpersistence = 't' and relnamespace = pg_my_temp_schema())")
             try c.transaction { c in
                 _ = try c.execute("""
                     set local client_min_messages = warning;
                     create temporary table if not exists steward_username_keys
-                      (profile_id uuid primary key, username text not null, folded text not null, skeleton text not null);
+                      (profile_id uuid not null, username text not null, folded text not null, skeleton text not null);
                     create temporary table if not exists steward_username_found
                       (profile_id uuid not null, username text not null, rule text not null, detail text not null);
                     drop index if exists steward_username_keys_folded, steward_username_keys_skeleton;
@@ -78,10 +81,13 @@ public struct UsernameCheckJob: Job {
         var scanned = 0, withoutUsername = 0
         let pageSize = pageSize
         while true {
+            // Keyset pagination: each page starts after the last id seen, straight off the primary key index.
+            // Order by the uuid column itself (p.id), not by the text the select list makes of it: that would sort
+            // every remaining row for each page, quadratic at scale. No "$1 is null or …" either, for the same reason.
             let page: [(String, String?)] = try await db.run { [after] c in
-                try c.query("""
-                    select id::text, username from public.profiles where $1::uuid is null or id > $1::uuid order by id limit $2
-                    """, [after, pageSize]).rows.map { (try $0.decode(String.self, at: 0), try $0.decode(String?.self, at: 1)) }
+                let result = try after.map { try c.query("select p.id::text, p.username from public.profiles p where p.id > $1::uuid order by p.id limit $2", [$0, pageSize]) }
+                    ?? c.query("select p.id::text, p.username from public.profiles p order by p.id limit $1", [pageSize])
+                return try result.rows.map { (try $0.decode(String.self, at: 0), try $0.decode(String?.self, at: 1)) }
             }
             var keyIDs: [String] = [], keyNames: [String] = [], folded: [String] = [], skeletons: [String] = []
             var foundIDs: [String] = [], foundNames: [String] = [], foundRules: [String] = [], details: [String] = []
@@ -104,9 +110,12 @@ public struct UsernameCheckJob: Job {
             if page.count < pageSize { break }
         }
 
+        context.logger.info("usernames scanned", [("profiles", String(scanned)), ("seconds", String(format: "%.2f", Date().timeIntervalSince(started)))])
         let rules = policy.rules.map(\.rawValue)
         let dryRun = context.dryRun
+        let recordStarted = Date()
         let result = try await db.run { c in try Self.collideAndRecord(c, rules: rules, dryRun: dryRun) }
+        context.logger.info("collisions found and findings recorded", [("seconds", String(format: "%.2f", Date().timeIntervalSince(recordStarted)))])
         for line in result.newLines { context.logger.warning("new username finding", line) }
         if result.newCount > result.newLines.count {
             context.logger.warning("more new username findings", [("not_shown", String(result.newCount - Int64(result.newLines.count)))])

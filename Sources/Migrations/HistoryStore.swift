@@ -85,6 +85,20 @@ public struct HistoryStore {
         comment on table steward.username_findings is 'What the username-check job found; a finding that no longer holds is resolved, never deleted.';
         create index username_findings_open on steward.username_findings (rule) where resolved_at is null;
         """,
+        """
+        create table steward.deleted_objects (
+          run_id bigint not null,
+          bucket_id text not null,
+          name text not null,
+          size bigint,
+          owner text,
+          object_created_at timestamptz,
+          deleted_at timestamptz,
+          primary key (run_id, bucket_id, name)
+        );
+        comment on table steward.deleted_objects is 'Every object the orphan-avatars job deleted through the Storage API. deleted_at is null while a deletion is in flight; the next run settles such rows.';
+        create index deleted_objects_pending on steward.deleted_objects (bucket_id, name) where deleted_at is null;
+        """,
     ]
 
     let connection: Connection

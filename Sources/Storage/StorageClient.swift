@@ -1,0 +1,122 @@
+import Foundation
+import HTTP
+import Logging
+
+/// The Storage REST API (reference section 4) as Steward uses it: delete many, delete one, list, upload,
+/// download, get bucket. Retries network errors, 429 and 5xx; reads errors from the body; never logs the key.
+/// Not for concurrent use (one libcurl handle): share it only through a `StorageSession`, which serialises calls.
+public final class StorageClient: @unchecked Sendable {
+    /// One object a delete call reports as deleted.
+    public struct DeletedObject: Sendable, Equatable {
+        public let name: String
+        public let bucketID: String
+    }
+
+    /// The base URL, always ending in `/storage/v1`.
+    public let baseURL: String
+    private let key: String
+    private let http: HTTPClient
+    private let retry: RetryPolicy
+    private let logger: Logger
+    /// Requests sent (attempts included), for run summaries and benchmarks.
+    public private(set) var requestCount = 0
+
+    /// `url` is the project URL (`https://<ref>.supabase.co`) or the Storage URL (`…/storage/v1`); `key` the
+    /// service key: a legacy service-role JWT goes in `Authorization: Bearer` and `apikey`, a new `sb_secret_…` key in `apikey` only.
+    public init(url: String, key: String, options: HTTPClient.Options = HTTPClient.Options(), retry: RetryPolicy = RetryPolicy(),
+                logger: Logger) throws(StorageError) {
+        self.baseURL = try Self.storageBaseURL(url)
+        self.key = key
+        self.http = HTTPClient(options: options)
+        self.retry = retry
+        self.logger = logger
+    }
+
+    /// `https://x.supabase.co`, `https://x.supabase.co/`, `https://x.supabase.co/storage/v1/` → `https://x.supabase.co/storage/v1`.
+    public static func storageBaseURL(_ url: String) throws(StorageError) -> String {
+        var base = url
+        while base.hasSuffix("/") { base.removeLast() }
+        guard base.hasPrefix("https://") || base.hasPrefix("http://"), base.split(separator: "/").count >= 2 else {
+            throw StorageError(kind: .invalidRequest, request: "configuration", httpStatus: nil, statusCode: nil, error: nil,
+                               message: "[storage] url must be the project URL https://<ref>.supabase.co or its Storage URL ending in /storage/v1")
+        }
+        return base.hasSuffix("/storage/v1") ? base : base + "/storage/v1"
+    }
+
+    /// The headers that carry the key: both for a JWT, `apikey` alone for an `sb_secret_…` key.
+    var authHeaders: [(String, String)] {
+        key.hasPrefix("sb_") ? [("apikey", key)] : [("apikey", key), ("Authorization", "Bearer " + key)]
+    }
+
+    /// `DELETE /object/{bucket}` with exact names: returns what Storage says it deleted (missing names are left out).
+    public func deleteObjects(bucket: String, names: [String]) throws(StorageError) -> [DeletedObject] {
+        let body = Array(JSON.object([("prefixes", .strings(names))]).rendered.utf8)
+        let response = try send("DELETE", "/object/\(Self.escape(bucket))", json: body)
+        guard let items = JSONValue.parse(response.body)?.array else {
+            throw StorageError(kind: .unexpected, request: "DELETE \(baseURL)/object/\(bucket)", httpStatus: response.status,
+                               statusCode: nil, error: nil, message: "the answer is not a JSON array")
+        }
+        return items.compactMap { item in
+            guard let object = item.object, let name = object["name"]?.string else { return nil }
+            return DeletedObject(name: name, bucketID: object["bucket_id"]?.string ?? bucket)
+        }
+    }
+
+    /// `GET /bucket/{id}`: whether the bucket exists and is public.
+    public func bucket(_ id: String) throws(StorageError) -> (id: String, isPublic: Bool) {
+        let response = try send("GET", "/bucket/\(Self.escape(id))", json: nil)
+        let object = JSONValue.parse(response.body)?.object ?? [:]
+        return (object["id"]?.string ?? id, { if case .bool(true) = object["public"] { return true }; return false }())
+    }
+
+    /// `POST /object/{bucket}/{path}` with the raw bytes.
+    public func upload(bucket: String, path: String, data: [UInt8], contentType: String = "image/jpeg", upsert: Bool = false) throws(StorageError) {
+        _ = try send("POST", "/object/\(Self.escape(bucket))/\(Self.escapePath(path))", body: data,
+                     headers: [("Content-Type", contentType)] + (upsert ? [("x-upsert", "true")] : []))
+    }
+
+    /// `GET /object/authenticated/{bucket}/{path}`: the bytes.
+    public func download(bucket: String, path: String) throws(StorageError) -> [UInt8] {
+        try send("GET", "/object/authenticated/\(Self.escape(bucket))/\(Self.escapePath(path))", json: nil).body
+    }
+
+    private func send(_ method: String, _ path: String, json: [UInt8]?) throws(StorageError) -> HTTPResponse {
+        try send(method, path, body: json, headers: json == nil ? [] : [("Content-Type", "application/json")])
+    }
+
+    /// One call with retries: network errors, 429 and 5xx wait and try again (honouring `Retry-After`).
+    private func send(_ method: String, _ path: String, body: [UInt8]?, headers: [(String, String)]) throws(StorageError) -> HTTPResponse {
+        let request = HTTPRequest(method: method, url: baseURL + path, headers: authHeaders + headers, body: body)
+        var attempt = 0
+        while true {
+            attempt += 1
+            requestCount += 1
+            let failure: StorageError
+            var retryAfter: String?
+            let retryable: Bool
+            do {
+                let response = try http.send(request)
+                if (200...299).contains(response.status) { return response }
+                failure = StorageError.from(request: request.summary, status: response.status, body: response.body)
+                retryAfter = response.header("retry-after")
+                retryable = RetryPolicy.isRetryable(status: response.status)
+            } catch {
+                failure = StorageError(kind: .network, request: request.summary, httpStatus: nil, statusCode: nil, error: nil, message: error.message)
+                retryable = true
+            }
+            guard retryable, attempt < retry.maxAttempts else { throw failure }
+            let delay = retry.delay(afterAttempt: attempt, retryAfter: retryAfter)
+            logger.warning("storage request failed; retrying", [("request", request.summary), ("error", failure.description),
+                                                                ("attempt", String(attempt)), ("retry_in_s", String(format: "%.2f", delay))])
+            usleep(UInt32(delay * 1_000_000))
+        }
+    }
+
+    static func escape(_ segment: String) -> String {
+        segment.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? segment
+    }
+
+    static func escapePath(_ path: String) -> String {
+        path.split(separator: "/", omittingEmptySubsequences: false).map { escape(String($0)) }.joined(separator: "/")
+    }
+}
