@@ -99,13 +99,16 @@ public struct OrphanAvatarsJob: Job {
         for (bucket, objects, candidates) in perBucket where objects > 0 {
             let share = Double(candidates) / Double(objects)
             if (share > maxFraction || candidates > maxPerRun) && !context.force {
-                throw Refusal(description: "safety brake: \(candidates) of \(objects) objects in \(bucket) (\(Int(share * 100)) %) would be deleted; "
+                let refusal = "safety brake: \(candidates) of \(objects) objects in \(bucket) (\(Int(share * 100)) %) would be deleted; "
                     + "the limits are \(Int(maxFraction * 100)) % (max_fraction) and \(maxPerRun) (max_per_run). Check that the references are intact "
-                    + "(an empty or restored profiles table?), then run with --force if this is right")
+                    + "(an empty or restored profiles table?), then run with --force if this is right"
+                guard context.dryRun else { throw Refusal(description: refusal) }
+                summary.note("a real run would refuse: " + refusal)
+                summary.set("brake_would_refuse", 1)
             }
         }
 
-        var deleted: Int64 = 0, bytesFreed: Int64 = 0, rescued: Int64 = 0, batches: Int64 = 0, partial: Int64 = 0
+        var deleted: Int64 = 0, answerLost: Int64 = 0, bytesFreed: Int64 = 0, rescued: Int64 = 0, batches: Int64 = 0, partial: Int64 = 0
         var failures: [String] = []
         var listed = 0
         for bucket in buckets {
@@ -124,6 +127,7 @@ public struct OrphanAvatarsJob: Job {
                 batches += 1
                 let outcome = try await deleteBatch(page, bucket: bucket, runID: context.runID, db: db, storage: storage, logger: log)
                 deleted += outcome.deleted
+                answerLost += outcome.answerLost
                 bytesFreed += outcome.bytes
                 rescued += outcome.rescued
                 if outcome.partial { partial += 1 }
@@ -139,6 +143,7 @@ public struct OrphanAvatarsJob: Job {
         if anonymous > 0 { log.warning("objects uploaded anonymously (no owner)", [("count", String(anonymous))]) }
 
         summary.set("deleted", deleted)
+        summary.set("deleted_answer_lost", answerLost)
         summary.set("bytes_reclaimed", bytesFreed)
         summary.set("kept_referenced_at_recheck", rescued)
         summary.set("batches", batches)
@@ -247,7 +252,10 @@ public struct OrphanAvatarsJob: Job {
     // MARK: - Deleting
 
     struct BatchOutcome: Sendable {
+        /// What Storage said it deleted.
         var deleted: Int64 = 0
+        /// Gone from storage.objects although Storage's answer never arrived (a dropped connection).
+        var answerLost: Int64 = 0
         var bytes: Int64 = 0
         var rescued: Int64 = 0
         var partial = false
@@ -306,7 +314,8 @@ public struct OrphanAvatarsJob: Job {
                 }
             }
             let done = pending.filter { !stillThere.contains($0.name) }
-            outcome.deleted += Int64(done.count)
+            outcome.deleted += Int64(done.filter { confirmed.contains($0.name) }.count)
+            outcome.answerLost += Int64(done.filter { !confirmed.contains($0.name) }.count)
             outcome.bytes += done.reduce(0) { $0 + $1.size }
             remaining = pending.filter { stillThere.contains($0.name) }
             if remaining.isEmpty { return outcome }

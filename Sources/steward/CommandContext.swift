@@ -35,6 +35,8 @@ struct CommandContext {
             if let level = flags.value("log-level") { config.logLevel = level }
             if let format = flags.value("log-format") { config.logFormat = format }
             if let socket = flags.value("socket") { config.controlSocket = socket }
+            if let url = flags.value("storage-url") { config.storageURL = url }
+            if let file = flags.value("service-key-file") { config.storageServiceKeyFile = file }
         }
         var config = try StewardConfig.load(path: arguments.value("config"), environment: environment)
         overrides(&config)

@@ -24,6 +24,9 @@ enum JobRunCommand: StewardCommand {
         options: CommandSpec.Option.databaseOptions + [
             .init("dry-run", help: "Change nothing; report what would change."),
             .init("fail-on-findings", help: "Exit 2 when the run found something new (username-check: new findings)."),
+            .init("force", help: "Go past the job's safety brake (orphan-avatars: max_fraction, max_per_run)."),
+            .init("storage-url", value: "URL", help: "The project URL or its /storage/v1 URL (default [storage] url)."),
+            .init("service-key-file", value: "FILE", help: "File holding the service key (default [storage] service_key_file)."),
         ])
 
     static func run(_ context: CommandContext) async throws -> ExitCode {
@@ -44,7 +47,8 @@ enum JobRunCommand: StewardCommand {
         }
         let dryRun = context.arguments.flag("dry-run")
         let outcome = await JobRunner(session: session, host: settings.host, pid: Int(getpid()), logger: logger.named("jobs"))
-            .execute(configured.job, settings: configured.settings, scheduledFor: nil, trigger: .manual, dryRun: dryRun)
+            .execute(configured.job, settings: configured.settings, scheduledFor: nil, trigger: .manual, dryRun: dryRun,
+                     force: context.arguments.flag("force"))
         await session.reset()
         if context.json {
             Output.print(JSON.object([
