@@ -57,12 +57,12 @@ let package = Package(
         ),
 
         // Fixtures shared by every test target: the real database, the built binary.
-        .target(name: "TestSupport", dependencies: ["Postgres", "Logging"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["Postgres", "Logging", "HTTP", "Storage"], path: "Tests/TestSupport"),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestSupport"]),
         .testTarget(name: "MigrationsTests", dependencies: ["Migrations", "Postgres", "TestSupport"]),
         .testTarget(name: "ConfigTests", dependencies: ["Config", "CLI"]),
         .testTarget(name: "SchedulerTests", dependencies: ["Scheduler"]),
         .testTarget(name: "UsernamesTests", dependencies: ["Usernames"]),
-        .testTarget(name: "StewardTests", dependencies: ["Postgres", "TestSupport", "steward"]),
+        .testTarget(name: "StewardTests", dependencies: ["Postgres", "Storage", "TestSupport", "steward"]),
     ]
 )

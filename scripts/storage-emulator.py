@@ -5,7 +5,10 @@ It follows the contract in shared/reference/supabase.md section 4: the routes un
 delete one, list, upload, download, get bucket), the gateway's key mapping, one transaction per request as the
 role of the caller with the settings the real server sets (so storage RLS and the delete guard behave as on the
 platform), exact-name deletes, and errors as HTTP 400 with the real status in the body's statusCode string.
-Objects' bytes live under --data-dir. Faults are injected through POST /__emulator/faults (tests only).
+Objects' bytes live under --data-dir. Faults are injected through POST /__emulator/faults (tests only):
+fail_next (500s), rate_limit_next with retry_after (429 + Retry-After), delay_ms (slow answers), drop_next (the
+connection closed without an answer), partial_delete (a share of every delete batch left undone) or
+partial_delete_next (the next n batches half done), fail_every (every n-th request a 500).
 
     scripts/storage-emulator.py --port 54350 --database-url postgresql://supabase_storage_admin:…@127.0.0.1:54329/db \\
         --data-dir .local/storage --jwt-secret … [--hard-limits]
@@ -23,7 +26,7 @@ ARGS = None
 LOCAL = threading.local()
 FAULTS_LOCK = threading.Lock()
 FAULTS = {"fail_next": 0, "rate_limit_next": 0, "retry_after": 1, "delay_ms": 0, "drop_next": 0, "partial_delete": 0.0,
-          "fail_every": 0}
+          "partial_delete_next": 0, "fail_every": 0}
 STATS = {"requests": 0, "deleted": 0, "faults": 0, "by_route": {}}
 
 
@@ -225,6 +228,11 @@ class Handler(BaseHTTPRequestHandler):
             raise StorageError(400, "invalid_request", "Maximum of 1000 prefixes allowed", code="InvalidRequest")
         with FAULTS_LOCK:
             fraction = FAULTS["partial_delete"]
+            if FAULTS["partial_delete_next"] > 0:
+                FAULTS["partial_delete_next"] -= 1
+                fraction = fraction or 0.5
+            if fraction:
+                STATS["faults"] += 1
         if fraction:
             names = names[: max(0, int(len(names) * (1 - fraction)))]
         deleted = []
@@ -366,7 +374,7 @@ class Handler(BaseHTTPRequestHandler):
         if path == "/__emulator/reset" and method == "POST":
             with FAULTS_LOCK:
                 FAULTS.update({"fail_next": 0, "rate_limit_next": 0, "retry_after": 1, "delay_ms": 0, "drop_next": 0,
-                               "partial_delete": 0.0, "fail_every": 0})
+                               "partial_delete": 0.0, "partial_delete_next": 0, "fail_every": 0})
                 STATS.update({"requests": 0, "deleted": 0, "faults": 0, "by_route": {}})
             return self.reply(200, {"ok": True})
         if path == "/__emulator/health":
@@ -387,18 +395,24 @@ def main():
     global ARGS
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--port", type=int, default=54350)
-    parser.add_argument("--database-url", required=True, help="as supabase_storage_admin")
-    parser.add_argument("--data-dir", required=True)
+    parser.add_argument("--database-url", default=None, help="as supabase_storage_admin")
+    parser.add_argument("--data-dir", default=None)
     parser.add_argument("--jwt-secret", required=True)
     parser.add_argument("--secret-key", default=None, help="the sb_secret_… key the gateway maps to service_role")
     parser.add_argument("--hard-limits", action="store_true", help="enforce the 1000-names-a-request limit")
     parser.add_argument("--print-keys", action="store_true", help="print the anon and service_role JWTs for this secret and exit")
+    parser.add_argument("--sub", default=None, help="with --print-keys: also a signed-in user's JWT for this user id")
     parser.add_argument("--verbose", action="store_true")
     ARGS = parser.parse_args()
     if ARGS.print_keys:
-        print(json.dumps({"anon": make_jwt({"role": "anon", "iss": "supabase"}, ARGS.jwt_secret),
-                          "service_role": make_jwt({"role": "service_role", "iss": "supabase"}, ARGS.jwt_secret)}))
+        keys = {"anon": make_jwt({"role": "anon", "iss": "supabase"}, ARGS.jwt_secret),
+                "service_role": make_jwt({"role": "service_role", "iss": "supabase"}, ARGS.jwt_secret)}
+        if ARGS.sub:
+            keys["user"] = make_jwt({"role": "authenticated", "sub": ARGS.sub, "iss": "supabase"}, ARGS.jwt_secret)
+        print(json.dumps(keys))
         return
+    if not ARGS.database_url or not ARGS.data_dir:
+        parser.error("--database-url and --data-dir are required to serve")
     os.makedirs(ARGS.data_dir, exist_ok=True)
     server = ThreadingHTTPServer(("127.0.0.1", ARGS.port), Handler)
     server.daemon_threads = True

@@ -81,6 +81,8 @@ struct CatalogProbe {
         var copies: [Int: (name: String, oid: Int)] = [:]
         /// Probe names to live names, longest first when replaced in definitions.
         var renames: [(probe: String, live: String)] = []
+        /// Policies created so far: "tableOID/name" → probe policy name and the table it was created on.
+        var policies: [String: (probe: String, target: String)] = [:]
 
         mutating func next(_ kind: String) -> String { counter += 1; return "steward_probe_\(kind)\(counter)" }
 
@@ -122,7 +124,17 @@ struct CatalogProbe {
             let target = try probeTarget(forLive: liveOID, state: &state)
             let probe = state.next("p")
             try run(statement.rewriting([(name.range, probe), (table.range, target.name)]))
+            state.policies["\(liveOID)/\(name.object)"] = (probe, target.name)
             return .policy(name: name.object, table: table.text, liveTableOID: liveOID, probeTableOID: target.oid, probeName: probe)
+
+        case .alterPolicy(let name, let table), .dropPolicy(let name, let table):
+            // Changes a policy an earlier file created: apply the change to that file's probe policy, so the
+            // earlier file's check compares the live policy with the policy as the files leave it.
+            guard let liveOID = try oid(ofRelation: table.text), let probe = state.policies["\(liveOID)/\(name.object)"] else {
+                throw ProbeFailure(message: "\(statement.leadingWords(2).joined(separator: " ").uppercased()) \(name.text): the policy is not created by an earlier file, so it cannot be compared")
+            }
+            try run(statement.rewriting([(name.range, probe.probe), (table.range, probe.target)]))
+            return nil
 
         case .createFunction(let name):
             let probe = state.next("f")
@@ -240,10 +252,15 @@ struct CatalogProbe {
             return Outcome(differences: on ? [] : ["table \(table): row level security is OFF (every row is open to the API roles' grants)"])
 
         case .policy(let name, let table, let liveTableOID, let probeTableOID, let probeName):
-            guard let liveTableOID, let live = try policy(table: liveTableOID, name: name) else {
+            let expectedPolicy = try policy(table: probeTableOID, name: probeName)
+            let livePolicy = try liveTableOID.flatMap { try policy(table: $0, name: name) }
+            guard let expected = expectedPolicy else {
+                // A later file drops it.
+                return Outcome(differences: livePolicy == nil ? [] : ["policy \"\(name)\" on \(table) exists, but a later migration drops it"])
+            }
+            guard let live = livePolicy else {
                 return Outcome(missing: "policy \"\(name)\" on \(table)")
             }
-            let expected = try policy(table: probeTableOID, name: probeName)!
             var differences: [String] = []
             for (field, (l, e)) in zip(["command", "permissive", "roles", "USING", "WITH CHECK"], zip(live, expected)) where l != e {
                 differences.append("policy \"\(name)\" on \(table): \(field) differs: live \(l.isEmpty ? "(none)" : l), files \(e.isEmpty ? "(none)" : e)")

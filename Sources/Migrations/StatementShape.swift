@@ -8,6 +8,10 @@ enum StatementShape {
     case grantOnTable(table: NameRef)
     /// `create policy <name> on <table> …`
     case createPolicy(name: NameRef, table: NameRef)
+    /// `alter policy <name> on <table> …`
+    case alterPolicy(name: NameRef, table: NameRef)
+    /// `drop policy [if exists] <name> on <table>`
+    case dropPolicy(name: NameRef, table: NameRef)
     /// `create function <name>(…)`
     case createFunction(name: NameRef)
     /// `create trigger <name> … on <table> … execute {function|procedure} <function>(…)`
@@ -80,6 +84,15 @@ enum StatementShape {
                 }
                 self = .createTrigger(name: n, table: table, function: function); return
             default: break
+            }
+        case "alter" where word(1) == "policy":
+            if let n = name(at: 2), word(n.range.upperBound) == "on", let table = name(at: n.range.upperBound + 1) {
+                self = .alterPolicy(name: n, table: table); return
+            }
+        case "drop" where word(1) == "policy":
+            let at = word(2) == "if" && word(3) == "exists" ? 4 : 2
+            if let n = name(at: at), word(n.range.upperBound) == "on", let table = name(at: n.range.upperBound + 1) {
+                self = .dropPolicy(name: n, table: table); return
             }
         case "alter" where word(1) == "table":
             i = 2

@@ -42,7 +42,7 @@ public struct Verifier {
         return report
     }
 
-    /// Whether the opt-in username enforcement (sql/optional/username-enforcement) is present.
+    /// Whether the opt-in hardening (sql/optional/storage-hardening, sql/optional/username-enforcement) is present.
     func enforcement() throws -> [String] {
         guard try connection.query("select to_regclass('public.profiles') is not null").rows[0].decode(Bool.self, at: 0) else { return [] }
         let row = try connection.query("""
@@ -51,7 +51,18 @@ public struct Verifier {
                    exists (select 1 from pg_trigger t where t.tgrelid = 'public.profiles'::regclass and t.tgname = 'enforce_username_format'
                            and t.tgenabled <> 'D')
             """).rows[0]
+        let storage = try connection.query("""
+            select exists (select 1 from pg_policy where polrelid = to_regclass('storage.objects') and polcmd = 'd'),
+                   not exists (select 1 from pg_policy where polrelid = to_regclass('storage.objects') and polcmd in ('a', '*')
+                               and (0 = any (polroles) or to_regrole('anon') = any (polroles)))
+            """).rows[0]
         return [
+            try storage.decode(Bool.self, at: 0)
+                ? "users can delete their own avatars: yes (a DELETE policy on storage.objects)"
+                : "users can delete their own avatars: no (opt in: sql/optional/storage-hardening)",
+            try storage.decode(Bool.self, at: 1)
+                ? "avatar uploads: signed-in users only"
+                : "avatar uploads: anonymous clients too (opt in: sql/optional/storage-hardening)",
             try row.decode(Bool.self, at: 0)
                 ? "usernames unique ignoring case and width: enforced (profiles_username_normalized_key)"
                 : "usernames unique ignoring case and width: not enforced (opt in: sql/optional/username-enforcement)",

@@ -1,0 +1,298 @@
+import Foundation
+import Postgres
+import Storage
+import Testing
+import TestSupport
+
+/// A migrated database with signed-up users, a Storage emulator in front of it, and helpers for the job.
+struct AvatarWorld {
+    let db: TestDatabase
+    let storage: StorageEmulator
+    let users: [String]
+
+    static func with(users count: Int = 6, _ body: (AvatarWorld) throws -> Void) throws {
+        try withTestDatabase { db in
+            _ = try StewardProcess.run(["migrate", "--database-url", db.url, "--migrations", TestEnvironment.migrationsDirectory])
+            let users = try (0..<count).map { try db.signUp(email: "a\($0)@example.com") }
+            let storage = try StorageEmulator(database: db)
+            try body(AvatarWorld(db: db, storage: storage, users: users))
+        }
+    }
+
+    /// Points user `index`'s profile at `reference` (as the app would after an upload).
+    func reference(_ index: Int, _ reference: String?) throws {
+        try db.connectAsAdmin().query("update public.profiles set avatar_url = $1 where id = $2", [reference, users[index]])
+    }
+
+    /// `steward job run orphan-avatars` with this world's database and emulator; the summary decoded.
+    func run(_ extra: [String] = [], config: String = "", environment: [String: String] = [:]) throws -> (StewardProcess.Result, [String: Int]) {
+        let path = NSTemporaryDirectory() + "steward-\(UUID().uuidString).ini"
+        try "[job.orphan-avatars]\n\(config)\n".write(toFile: path, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let result = try StewardProcess.run(["job", "run", "orphan-avatars", "--config", path, "--database-url", db.url,
+                                             "--storage-url", storage.url, "--service-key-file", storage.serviceKeyFile, "--json"] + extra,
+                                            environment: environment)
+        let json = (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) as? [String: Any] ?? [:]
+        return (result, (json["summary"] as? [String: Any] ?? [:]).compactMapValues { $0 as? Int })
+    }
+
+    func audited() throws -> Set<String> {
+        Set(try db.connect().query("select name from steward.deleted_objects where deleted_at is not null").rows.map { try $0.decode(String.self, at: 0) })
+    }
+}
+
+@Suite("orphan-avatars through the Storage API (emulator)")
+struct OrphanAvatarsTests {
+    @Test("references in every form keep their objects; orphans older than the grace go, audited, with their bytes")
+    func deletesOnlyOrphans() throws {
+        try AvatarWorld.with { w in
+            try w.storage.upload(["a.jpeg", "b.jpeg", "c.jpeg", "d.jpeg", "e.jpeg", "f.jpeg", "g.jpeg", "young.jpeg", "defaults/keep.jpeg"])
+            try w.storage.age(2 * 86400)
+            try w.storage.age(600, names: ["young.jpeg"])
+            try w.reference(0, "a.jpeg")
+            try w.reference(1, "/b.jpeg")
+            try w.reference(2, "\(w.storage.url)/storage/v1/object/public/avatars/c.jpeg?t=123")
+            try w.reference(3, "https://example.supabase.co/storage/v1/object/authenticated/avatars/d.jpeg")
+            try w.reference(4, "https://lh3.googleusercontent.com/a/e.jpeg")   // external: names no object
+            try w.reference(5, "https://example.supabase.co/storage/v1/object/public/other-bucket/f.jpeg")
+            let config = "keep_prefixes = defaults/\nmax_fraction = 0.6\n"
+            let (dry, drySummary) = try w.run(["--dry-run"], config: config)
+            #expect(dry.exitCode == 0, "\(dry.output)")
+            #expect(drySummary["candidates"] == 3)      // e, f, g
+            #expect(drySummary["bytes_would_free"] == 300)
+            #expect(dry.stderr.contains("would delete") && dry.stderr.contains("name=g.jpeg"))
+            #expect(try w.storage.objects().count == 9)
+
+            let (run, summary) = try w.run([], config: config)
+            #expect(run.exitCode == 0, "\(run.output)")
+            #expect(summary["deleted"] == 3)
+            #expect(summary["bytes_reclaimed"] == 300)
+            #expect(try w.storage.objects() == ["a.jpeg", "b.jpeg", "c.jpeg", "d.jpeg", "young.jpeg", "defaults/keep.jpeg"])
+            #expect(try w.audited() == ["e.jpeg", "f.jpeg", "g.jpeg"])
+            #expect(try w.storage.stats()["deleted"] as? Int == 3)
+            let files = try FileManager.default.subpathsOfDirectory(atPath: w.storage.dataDirectory).filter { !$0.hasSuffix("/") && $0.count > 40 }
+            #expect(files.count == 6)
+        }
+    }
+
+    @Test("the safety brake: an emptied profiles table refuses the run; --force goes ahead")
+    func safetyBrake() throws {
+        try AvatarWorld.with { w in
+            try w.storage.upload((0..<6).map { "p\($0).jpeg" })
+            try w.storage.age(2 * 86400)
+            for i in 0..<6 { try w.reference(i, "p\(i).jpeg") }
+            try w.db.connectAsAdmin().execute("update public.profiles set avatar_url = null")   // a bad restore
+            let (refused, _) = try w.run()
+            #expect(refused.exitCode == 1)
+            #expect(refused.stdout.contains("safety brake: 6 of 6 objects in avatars (100 %)"), "\(refused.output)")
+            #expect(try w.storage.objects().count == 6)
+            let (dry, drySummary) = try w.run(["--dry-run"])
+            #expect(dry.exitCode == 0)
+            #expect(drySummary["brake_would_refuse"] == 1)
+            let (forced, summary) = try w.run(["--force"])
+            #expect(forced.exitCode == 0)
+            #expect(summary["deleted"] == 6)
+            let (capped, _) = try w.run([], config: "max_per_run = 1\n")
+            #expect(capped.exitCode == 0, "nothing left, nothing to brake")
+        }
+    }
+
+    @Test("a grace under an hour is refused by the config check")
+    func grace() throws {
+        try AvatarWorld.with(users: 0) { w in
+            let (result, _) = try w.run([], config: "grace = 30m\n")
+            #expect(result.exitCode == 78)
+            #expect(result.stderr.contains("grace: the grace period must be at least 1h"))
+        }
+    }
+
+    @Test("every fault the emulator injects, alone: retried, honest summary, no referenced object deleted", arguments: [
+        ["fail_next": 2], ["rate_limit_next": 2, "retry_after": 1], ["drop_next": 1], ["partial_delete_next": 2], ["delay_ms": 300],
+    ] as [[String: Double]])
+    func faults(fault: [String: Double]) throws {
+        try AvatarWorld.with { w in
+            let orphans = (0..<40).map { "o\($0).jpeg" }
+            try w.storage.upload(orphans + ["keep0.jpeg", "keep1.jpeg"])
+            try w.storage.age(2 * 86400)
+            try w.reference(0, "keep0.jpeg")
+            try w.reference(1, "keep1.jpeg")
+            try w.storage.reset()
+            try w.storage.faults(fault)
+            let (result, summary) = try w.run([], config: "batch_size = 10\nmax_fraction = 1\n")
+            #expect(result.exitCode == 0, "\(fault): \(result.output)")
+            #expect(try w.storage.objects() == ["keep0.jpeg", "keep1.jpeg"])
+            #expect(try w.audited() == Set(orphans))
+            #expect((summary["deleted"] ?? 0) + (summary["deleted_answer_lost"] ?? 0) == 40)
+            #expect(summary["deleted"] == (try w.storage.stats()["deleted"] as? Int))
+            #expect((try w.storage.stats()["faults"] as? Int ?? 0) > 0 || fault["delay_ms"] != nil, "the fault was injected")
+            if fault["partial_delete_next"] != nil { #expect((summary["partial_batches"] ?? 0) > 0) }
+            if fault["fail_next"] != nil || fault["rate_limit_next"] != nil || fault["drop_next"] != nil {
+                #expect((summary["http_requests"] ?? 0) > 4, "retries show in the request count")
+                #expect(result.stderr.contains("retrying"))
+            }
+        }
+    }
+
+    @Test("mixed faults over many runs: nothing referenced is ever deleted, and the audit matches Storage")
+    func mixedFaults() throws {
+        try AvatarWorld.with { w in
+            var orphans: Set<String> = []
+            for round in 0..<4 {
+                let names = (0..<15).map { "r\(round)-\($0).jpeg" }
+                try w.storage.upload(names + ["ref\(round).jpeg"])
+                try w.storage.age(2 * 86400)
+                try w.reference(round, "ref\(round).jpeg")
+                orphans.formUnion(names)
+                try w.storage.faults(["fail_every": 3, "partial_delete": round % 2 == 0 ? 0.3 : 0.0, "drop_next": 1])
+                let (result, _) = try w.run([], config: "batch_size = 4\nmax_fraction = 1\n")
+                #expect(result.exitCode == 0 || result.stdout.contains("batch(es) failed"), "\(result.output)")
+            }
+            try w.storage.faults(["fail_every": 0, "partial_delete": 0.0, "drop_next": 0])
+            _ = try w.run([], config: "batch_size = 4\nmax_fraction = 1\n")
+            #expect(try w.storage.objects() == ["ref0.jpeg", "ref1.jpeg", "ref2.jpeg", "ref3.jpeg"])
+            #expect(try w.audited() == orphans)
+            #expect(try w.db.connect().query("select count(*) from steward.deleted_objects where deleted_at is null").rows[0].decode(Int.self, at: 0) == 0)
+        }
+    }
+
+    @Test("an avatar referenced after the scan is re-checked before its batch and kept")
+    func recheck() throws {
+        try AvatarWorld.with { w in
+            let names = (0..<8).map { "z\($0).jpeg" }
+            try w.storage.upload(names)
+            try w.storage.age(2 * 86400)
+            try w.storage.reset()
+            try w.storage.faults(["delay_ms": 700])
+            let job = try StewardProcess.start(["job", "run", "orphan-avatars", "--database-url", w.db.url, "--storage-url", w.storage.url,
+                                                "--service-key-file", w.storage.serviceKeyFile, "--force", "--json", "--config", {
+                let path = NSTemporaryDirectory() + "steward-\(UUID().uuidString).ini"
+                try? "[job.orphan-avatars]\nbatch_size = 1\n".write(toFile: path, atomically: true, encoding: .utf8)
+                return path
+            }()])
+            // While the first batches crawl, the app saves a profile pointing at the last candidate.
+            #expect(eventually(10) { ((try? w.storage.stats()["requests"] as? Int) ?? 0) >= 2 })
+            try w.reference(0, "z7.jpeg")
+            let result = job.wait(timeout: 60)
+            #expect(result.exitCode == 0, "\(result.output)")
+            #expect(try w.storage.objects() == ["z7.jpeg"])
+            #expect(result.stdout.contains("\"kept_referenced_at_recheck\":1"))
+        }
+    }
+
+    @Test("a run killed mid-batch loses nothing: the next run settles what was in flight and finishes")
+    func crashMidRun() throws {
+        try AvatarWorld.with { w in
+            let names = (0..<12).map { "k\($0).jpeg" }
+            try w.storage.upload(names)
+            try w.storage.age(2 * 86400)
+            try w.storage.reset()
+            try w.storage.faults(["delay_ms": 400])
+            let config = NSTemporaryDirectory() + "steward-\(UUID().uuidString).ini"
+            try "[job.orphan-avatars]\nbatch_size = 2\n".write(toFile: config, atomically: true, encoding: .utf8)
+            let job = try StewardProcess.start(["job", "run", "orphan-avatars", "--database-url", w.db.url, "--storage-url", w.storage.url,
+                                                "--service-key-file", w.storage.serviceKeyFile, "--force", "--config", config])
+            #expect(eventually(15) { ((try? w.storage.stats()["deleted"] as? Int) ?? 0) >= 2 })
+            job.kill(SIGKILL)
+            _ = job.wait(timeout: 5)
+            try w.storage.faults(["delay_ms": 0])
+            let (result, _) = try w.run(["--force"], config: "batch_size = 2\n")
+            #expect(result.exitCode == 0, "\(result.output)")
+            #expect(try w.storage.objects().isEmpty)
+            #expect(try w.audited() == Set(names))
+            #expect(try w.db.connect().query("select count(*) from steward.deleted_objects where deleted_at is null").rows[0].decode(Int.self, at: 0) == 0)
+            #expect(try w.db.connect().query("select count(*) from steward.job_runs where status = 'running'").rows[0].decode(Int.self, at: 0) == 0)
+        }
+    }
+
+    @Test("dangling references and anonymous uploads are reported, not fixed")
+    func reports() throws {
+        try AvatarWorld.with { w in
+            try w.storage.upload(["anon.jpeg"])
+            try w.reference(0, "anon.jpeg")
+            try w.reference(1, "gone.jpeg")
+            let (result, summary) = try w.run()
+            #expect(result.exitCode == 0)
+            #expect(summary["dangling_references"] == 1)
+            #expect(summary["anonymous_uploads"] == 1)
+            #expect(result.stderr.contains("profiles point to objects that do not exist"))
+            #expect(try w.storage.objects() == ["anon.jpeg"])
+        }
+    }
+
+    @Test("keys: an sb_secret_ key goes in apikey alone; a wrong key is refused and never printed")
+    func keys() throws {
+        try AvatarWorld.with { w in
+            let secret = try w.storage.client(key: w.storage.secretKey)
+            #expect(try secret.bucket("avatars").isPublic == false)
+            let wrong = try w.storage.client(key: "sb_secret_wrong")
+            let denied = #expect(throws: StorageError.self) { try wrong.bucket("avatars") }
+            #expect(denied?.kind == .denied)
+            let missing = #expect(throws: StorageError.self) { try secret.download(bucket: "avatars", path: "nope.jpeg") }
+            #expect(missing?.kind == .notFound)
+            #expect(missing?.httpStatus == 400)
+            #expect(missing?.statusCode == "404")
+            let keyFile = NSTemporaryDirectory() + "steward-\(UUID().uuidString)"
+            try "eyJhbGciOiJIUzI1NiJ9.eyJyb2xlIjoic2VydmljZV9yb2xlIn0.c2lnbmF0dXJlLXRoYXQtZmFpbHM".write(toFile: keyFile, atomically: true, encoding: .utf8)
+            chmod(keyFile, 0o600)
+            defer { try? FileManager.default.removeItem(atPath: keyFile) }
+            try w.storage.upload(["x.jpeg"]); try w.storage.age(2 * 86400)
+            let result = try StewardProcess.run(["job", "run", "orphan-avatars", "--database-url", w.db.url, "--storage-url", w.storage.url + "/storage/v1/",
+                                                 "--service-key-file", keyFile, "--force"])
+            #expect(result.exitCode == 1)
+            #expect(result.output.contains("denied"))
+            #expect(!result.output.contains("c2lnbmF0dXJlLXRoYXQtZmFpbHM"))
+            #expect(!result.output.contains(w.storage.serviceRoleKey))
+        }
+    }
+
+    @Test("storage hardening, opt in: users delete their own avatars, anon may no longer upload; verify says so")
+    func hardening() throws {
+        try AvatarWorld.with { w in
+            let include = TestEnvironment.root + "/sql/optional/storage-hardening"
+            let before = try StewardProcess.run(["verify", "--database-url", w.db.url])
+            #expect(before.stdout.contains("avatar uploads: anonymous clients too"))
+            let applied = try StewardProcess.run(["migrate", "--database-url", w.db.url, "--include", include])
+            #expect(applied.exitCode == 0, "\(applied.output)")
+            let after = try StewardProcess.run(["verify", "--database-url", w.db.url, "--include", include])
+            #expect(after.exitCode == 0, "\(after.output)")
+            #expect(after.stdout.contains("users can delete their own avatars: yes"))
+            #expect(after.stdout.contains("avatar uploads: signed-in users only"))
+            let anon = try w.storage.client(key: try StorageEmulator.keys(secret: w.storage.jwtSecret)["anon"]!)
+            let refused = #expect(throws: StorageError.self) { try anon.upload(bucket: "avatars", path: "anon.jpeg", data: [1, 2, 3]) }
+            #expect(refused?.kind == .denied)
+            let userKey = try StorageEmulator.keys(secret: w.storage.jwtSecret, sub: w.users[0])["user"]!
+            let user = try w.storage.client(key: userKey)
+            try user.upload(bucket: "avatars", path: "mine.jpeg", data: [1, 2, 3])
+            #expect(try user.deleteObjects(bucket: "avatars", names: ["mine.jpeg"]).map(\.name) == ["mine.jpeg"])
+        }
+    }
+}
+
+@Suite("references and Storage URLs")
+struct ObjectReferenceTests {
+    @Test("the forms a reference takes", arguments: [
+        ("abc.jpeg", "abc.jpeg"), ("/abc.jpeg", "abc.jpeg"), ("u1/abc.jpeg", "u1/abc.jpeg"),
+        ("https://x.supabase.co/storage/v1/object/public/avatars/abc.jpeg", "abc.jpeg"),
+        ("https://x.supabase.co/storage/v1/object/public/avatars/abc.jpeg?t=1#x", "abc.jpeg"),
+        ("https://x.supabase.co/storage/v1/object/authenticated/avatars/u1/abc.jpeg", "u1/abc.jpeg"),
+        ("https://x.supabase.co/storage/v1/object/sign/avatars/abc.jpeg?token=eyJ", "abc.jpeg"),
+        ("https://x.supabase.co/storage/v1/object/avatars/my%20face.jpeg", "my face.jpeg"),
+    ])
+    func names(reference: String, name: String) {
+        #expect(ObjectReference.objectName(reference, bucket: "avatars") == name)
+    }
+
+    @Test("external URLs, other buckets and empty values name nothing", arguments: [
+        "https://lh3.googleusercontent.com/a/abc.jpeg", "https://x.supabase.co/storage/v1/object/public/other/abc.jpeg", "", "   ", "/",
+    ])
+    func none(reference: String) {
+        #expect(ObjectReference.objectName(reference, bucket: "avatars") == nil)
+    }
+
+    @Test("the project URL and the Storage URL are both accepted")
+    func baseURL() throws {
+        #expect(try StorageClient.storageBaseURL("https://abc.supabase.co") == "https://abc.supabase.co/storage/v1")
+        #expect(try StorageClient.storageBaseURL("https://abc.supabase.co/storage/v1/") == "https://abc.supabase.co/storage/v1")
+        #expect(throws: StorageError.self) { try StorageClient.storageBaseURL("abc.supabase.co") }
+    }
+}
