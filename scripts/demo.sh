@@ -46,10 +46,50 @@ step steward job run username-check
 "$steward" job run username-check
 psql "$STEWARD_DATABASE_URL" -X -c "select rule, username, detail from steward.username_findings where resolved_at is null order by rule, username limit 12"
 
+step "the Swift app at work: every profile save uploads a new <UUID>.jpeg and orphans the previous one"
+emulator_port=${STEWARD_EMULATOR_PORT:-54350}
+pkill -f "storage-emulator.py --port $emulator_port" 2>/dev/null || true
+rm -rf "$root/.local/storage"
+jwt_secret=steward-demo-jwt-secret-not-for-production
+python3 scripts/storage-emulator.py --port "$emulator_port" --data-dir "$root/.local/storage" --jwt-secret "$jwt_secret" \
+  --database-url "postgresql://supabase_storage_admin:steward-local@127.0.0.1:${STEWARD_PG_PORT:-54329}/steward_demo" \
+  >"$root/.local/storage-emulator.log" 2>&1 &
+key_file="$root/.local/demo-service-key"
+( umask 077; python3 scripts/storage-emulator.py --jwt-secret "$jwt_secret" --print-keys \
+    | python3 -c "import json, sys; sys.stdout.write(json.load(sys.stdin)['service_role'])" > "$key_file" )
+for _ in $(seq 50); do curl -sf "http://127.0.0.1:$emulator_port/__emulator/health" >/dev/null && break; sleep 0.1; done
+python3 - "$emulator_port" "$key_file" <<'PYTHON'
+import sys, urllib.request, uuid
+port, key = sys.argv[1], open(sys.argv[2]).read()
+for i in range(60):
+    name = f"{uuid.uuid4()}.jpeg"
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/storage/v1/object/avatars/{name}", data=b"\xff\xd8jpeg" * (100 + i),
+                                 method="POST", headers={"apikey": key, "Authorization": "Bearer " + key, "Content-Type": "image/jpeg"})
+    urllib.request.urlopen(req).read()
+PYTHON
+psql "$(scripts/local-db.sh admin-url steward_demo)" -X -q -v ON_ERROR_STOP=1 <<'SQL'
+-- Yesterday's saves: the 40 newest profiles point at one avatar each (half by path, half by public URL); 20 are orphans.
+alter table storage.objects disable trigger update_objects_updated_at;
+update storage.objects set created_at = now() - interval '2 days', updated_at = now() - interval '2 days';
+alter table storage.objects enable trigger update_objects_updated_at;
+with o as (select name, row_number() over (order by name) n from storage.objects where bucket_id = 'avatars'),
+     p as (select id, row_number() over (order by id) n from public.profiles)
+update public.profiles pr set avatar_url = case when o.n % 2 = 0 then o.name
+                                               else 'http://127.0.0.1:54350/storage/v1/object/public/avatars/' || o.name || '?t=1' end
+from o join p on p.n = o.n where pr.id = p.id and o.n <= 40;
+SQL
+storage_args=(--storage-url "http://127.0.0.1:$emulator_port" --service-key-file "$key_file")
+step steward job run orphan-avatars --dry-run
+"$steward" job run orphan-avatars --dry-run "${storage_args[@]}" 2>&1 | grep -v "would delete" | grep -vE "^20.* info (jobs|postgres)"
+step steward job run orphan-avatars
+"$steward" job run orphan-avatars "${storage_args[@]}" 2>&1 | grep -vE "^20.* info (jobs|postgres)"
+psql "$STEWARD_DATABASE_URL" -X -c "select count(*) as audited_deletions, sum(size) as bytes from steward.deleted_objects where deleted_at is not null"
+
 step steward status
 "$steward" status
 step steward verify
 "$steward" verify
 step "steward migrate   (again: nothing to do)"
 "$steward" migrate
+printf "\nThe Storage emulator stays up on port %s (key in %s).\n" "$emulator_port" "$key_file"
 printf "\nThe demo database stays up: export STEWARD_DATABASE_URL=\$(scripts/local-db.sh url) to point steward at it;\nstop it with scripts/local-db.sh stop.\n"

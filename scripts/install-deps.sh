@@ -3,7 +3,7 @@
 # Safe to run again: does nothing when everything is there.
 set -euo pipefail
 
-packages=(pkg-config openssl tzdata systemd libicu-dev libcurl4-openssl-dev libpq-dev libssl-dev libinih-dev postgresql postgresql-contrib postgresql-client python3)
+packages=(pkg-config openssl tzdata systemd libicu-dev libcurl4-openssl-dev curl libpq-dev libssl-dev libinih-dev postgresql postgresql-contrib postgresql-client python3)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -17,6 +17,13 @@ public protocol Job: Sendable {
 
     /// Does the work; with `context.dryRun`, changes nothing and says what it would do.
     func run(_ context: JobContext) async throws -> JobSummary
+
+    /// Whether the job runs when its section does not say `enabled` (a job that needs `[storage]` does not without it).
+    static func enabledByDefault(_ config: StewardConfig) -> Bool
+}
+
+extension Job {
+    public static func enabledByDefault(_ config: StewardConfig) -> Bool { true }
 }
 
 /// A job-specific key: its name, what it takes, its default, and a check that names the problem.

@@ -22,7 +22,8 @@ public enum JobCatalog {
         }
         var configured: [Configured] = []
         for type in all {
-            let settings = try JobSettings(job: type, section: sections.first { $0.name == type.name })
+            let settings = try JobSettings(job: type, section: sections.first { $0.name == type.name },
+                                           enabledByDefault: type.enabledByDefault(config))
             configured.append(Configured(settings: settings, job: try type.init(settings: settings, config: config)))
         }
         return configured

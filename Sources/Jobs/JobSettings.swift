@@ -35,7 +35,7 @@ public struct JobSettings: Sendable {
     public func value(_ key: String) -> String { values[key] ?? "" }
 
     /// Reads `section` for a job of type `job`; throws naming file, line and key.
-    public init(job: any Job.Type, section: JobSection?) throws(ConfigError) {
+    public init(job: any Job.Type, section: JobSection?, enabledByDefault: Bool = true) throws(ConfigError) {
         name = job.name
         var raw: [String: INIFile.Entry] = [:]
         for entry in section?.entries ?? [] {
@@ -53,7 +53,7 @@ public struct JobSettings: Sendable {
         } catch {
             throw fail(raw["schedule"] != nil && !error.message.contains("time zone") ? "schedule" : (raw["time_zone"] != nil ? "time_zone" : "schedule"), error.message)
         }
-        switch raw["enabled"]?.value ?? "true" {
+        switch raw["enabled"]?.value ?? (enabledByDefault ? "true" : "false") {
         case "true", "yes", "on", "1": enabled = true
         case "false", "no", "off", "0": enabled = false
         default: throw fail("enabled", "\"\(raw["enabled"]!.value)\" is not true or false")

@@ -32,6 +32,9 @@ public struct OrphanAvatarsJob: Job {
         },
     ]
 
+    /// Off unless the Storage API is configured.
+    public static func enabledByDefault(_ config: StewardConfig) -> Bool { config.storageURL != nil && config.storageServiceKeyFile != nil }
+
     let buckets: [String]
     let graceSeconds: Double
     let batchSize: Int

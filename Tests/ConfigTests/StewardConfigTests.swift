@@ -45,7 +45,10 @@ struct StewardConfigTests {
                     "job.prune-history.retries", "job.prune-history.retry_backoff", "job.prune-history.missed",
                     "job.prune-history.retention", "migrations.include", "job.username-check.schedule", "job.username-check.min_length",
                     "job.username-check.max_length", "job.username-check.pattern", "job.username-check.reserved_file",
-                    "job.username-check.max_mixed_script", "job.username-check.rules", "job.username-check.page_size"] {
+                    "job.username-check.max_mixed_script", "job.username-check.rules", "job.username-check.page_size",
+                    "job.orphan-avatars.schedule", "job.orphan-avatars.buckets", "job.orphan-avatars.grace", "job.orphan-avatars.batch_size",
+                    "job.orphan-avatars.max_fraction", "job.orphan-avatars.max_per_run", "job.orphan-avatars.keep_prefixes",
+                    "job.orphan-avatars.references"] {
             #expect(keys.contains(key), "config/steward.ini lacks \(key)")
         }
     }
