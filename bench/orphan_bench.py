@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""orphan-avatars at scale: 100,000 and 1,000,000 objects and profiles (10 % orphans).
+
+Reports the candidate scan (`--dry-run`) against the bare anti-join SQL on the same database, peak RSS at both
+sizes, deletions per second through the Storage emulator with the number of HTTP requests, and the common
+community approach (walk the bucket with POST /object/list, 100 names a page, and look each name up) at 100,000.
+
+    bench/orphans.sh          (builds release, starts the cluster, runs this; several minutes)
+"""
+import datetime, json, os, platform, resource, subprocess, sys, tempfile, time, urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+STEWARD = os.environ.get("STEWARD_BINARY", os.path.join(ROOT, ".build/release/steward"))
+PORT = os.environ.get("STEWARD_PG_PORT", "54329")
+ADMIN = f"postgresql://supabase_admin:steward-local@127.0.0.1:{PORT}"
+SIZES = [int(x) for x in os.environ.get("BENCH_SIZES", "100000,1000000").split(",")]
+EMULATOR_PORT = 54399
+SECRET = "bench-jwt-secret"
+
+FILL = """
+alter table auth.users disable trigger on_auth_user_created;
+insert into auth.users (id, aud, role, email, created_at, updated_at)
+  select gen_random_uuid(), 'authenticated', 'authenticated', 'u' || g || '@example.com', now(), now() from generate_series(1, %(n)s) g;
+insert into public.profiles (id, avatar_url)
+  select id, case when row_number() over (order by id) %% 2 = 0 then 'img-' || md5(id::text) || '.jpeg'
+                  else 'https://x.supabase.co/storage/v1/object/public/avatars/img-' || md5(id::text) || '.jpeg?t=1' end
+  from auth.users;
+alter table auth.users enable trigger on_auth_user_created;
+alter table storage.objects disable trigger update_objects_updated_at;
+-- One object per profile (90 %% of profiles keep theirs), plus the orphans: 10 %% of all objects.
+insert into storage.objects (bucket_id, name, metadata, created_at, updated_at)
+  select 'avatars', 'img-' || md5(id::text) || '.jpeg', jsonb_build_object('size', 20000), now() - interval '2 days', now() - interval '2 days'
+  from public.profiles;
+update public.profiles set avatar_url = null where ('x' || substr(md5(id::text), 1, 8))::bit(32)::int %% 10 = 0;
+alter table storage.objects enable trigger update_objects_updated_at;
+"""
+
+ANTI_JOIN = """
+select count(*), sum((o.metadata->>'size')::bigint) from storage.objects o
+where o.bucket_id = 'avatars' and not exists (
+  select 1 from public.profiles p where p.avatar_url = o.name
+     or split_part(p.avatar_url, '?', 1) = 'https://x.supabase.co/storage/v1/object/public/avatars/' || o.name)
+"""
+
+
+def psql(url, sql):
+    return subprocess.run(["psql", url, "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-c", sql], check=True, capture_output=True, text=True,
+                          env={**os.environ, "PGOPTIONS": "-c client_min_messages=warning"}).stdout
+
+
+def prepare(n):
+    db = f"bench_orphans_{n}"
+    psql(ADMIN + "/postgres", f"drop database if exists {db} with (force)")
+    psql(ADMIN + "/postgres", f"create database {db} template steward_template_2026 owner postgres")
+    url = f"postgresql://postgres:steward-local@127.0.0.1:{PORT}/{db}"
+    subprocess.run([STEWARD, "migrate", "--database-url", url, "--log-level", "warning"], check=True, stdout=subprocess.DEVNULL, cwd=ROOT)
+    for statement in FILL.split(";\n"):
+        if statement.strip():
+            psql(f"{ADMIN}/{db}", statement % {"n": n})
+    psql(f"{ADMIN}/{db}", "vacuum analyze")
+    return db, url
+
+
+def steward(url, folder, key_file, extra):
+    config = os.path.join(folder, "bench.ini")
+    with open(config, "w") as f:
+        f.write("[job.orphan-avatars]\nbatch_size = 1000\nmax_per_run = 100000000\n")
+    start = time.perf_counter()
+    done = subprocess.run([STEWARD, "job", "run", "orphan-avatars", "--database-url", url, "--config", config, "--json", "--log-level", "error",
+                           "--storage-url", f"http://127.0.0.1:{EMULATOR_PORT}", "--service-key-file", key_file] + extra,
+                          capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(done.stdout + done.stderr)
+    return seconds, json.loads(done.stdout)["summary"], resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+
+
+def emulator(db, folder):
+    return subprocess.Popen([sys.executable, os.path.join(ROOT, "scripts/storage-emulator.py"), "--port", str(EMULATOR_PORT),
+                             "--database-url", f"postgresql://supabase_storage_admin:steward-local@127.0.0.1:{PORT}/{db}",
+                             "--data-dir", os.path.join(folder, "data"), "--jwt-secret", SECRET],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def community(url, key, db_url):
+    """List the bucket 100 names a page through the API and look each name up in the table."""
+    start, offset, orphans, requests = time.perf_counter(), 0, 0, 0
+    import psycopg
+    with psycopg.connect(db_url) as conn:
+        while True:
+            body = json.dumps({"prefix": "", "limit": 100, "offset": offset, "sortBy": {"column": "name", "order": "asc"}}).encode()
+            req = urllib.request.Request(f"{url}/storage/v1/object/list/avatars", data=body, method="POST",
+                                         headers={"apikey": key, "Authorization": "Bearer " + key, "Content-Type": "application/json"})
+            page = json.loads(urllib.request.urlopen(req).read())
+            requests += 1
+            if not page:
+                break
+            for item in page:
+                row = conn.execute("select 1 from public.profiles where avatar_url = %s or avatar_url like %s limit 1",
+                                   (item["name"], "%/avatars/" + item["name"] + "?%")).fetchone()
+                orphans += row is None
+            offset += 100
+    return time.perf_counter() - start, orphans, requests
+
+
+def main():
+    rows = []
+    keys = json.loads(subprocess.run([sys.executable, os.path.join(ROOT, "scripts/storage-emulator.py"), "--jwt-secret", SECRET, "--print-keys"],
+                                     check=True, capture_output=True, text=True).stdout)
+    for n in SIZES:
+        db, url = prepare(n)
+        with tempfile.TemporaryDirectory() as folder:
+            key_file = os.path.join(folder, "key")
+            with open(key_file, "w") as f:
+                f.write(keys["service_role"])
+            os.chmod(key_file, 0o600)
+            emu = emulator(db, folder)
+            time.sleep(1.5)
+            try:
+                scans, floors = [], []
+                for _ in range(3):
+                    start = time.perf_counter(); psql(url, ANTI_JOIN); floors.append(time.perf_counter() - start)
+                    seconds, summary, peak = steward(url, folder, key_file, ["--dry-run"])
+                    scans.append(seconds)
+                row = {"n": n, "scan": sorted(scans)[1], "floor": sorted(floors)[1], "peak": peak, "candidates": summary["candidates"]}
+                if n == min(SIZES):
+                    c_seconds, c_orphans, c_requests = community(f"http://127.0.0.1:{EMULATOR_PORT}", keys["service_role"], url)
+                    row.update(community=c_seconds, community_requests=c_requests, community_orphans=c_orphans)
+                    seconds, summary, _ = steward(url, folder, key_file, [])
+                    row.update(delete_seconds=seconds, deleted=summary["deleted"], requests=summary["http_requests"])
+                rows.append(row)
+            finally:
+                emu.kill()
+        psql(ADMIN + "/postgres", f"drop database if exists {db} with (force)")
+
+    print(f"# orphan-avatars — {datetime.date.today()} — {platform.node()} ({os.cpu_count()} cores, {platform.machine()}), medians of 3\n")
+    print("| objects | candidates | steward scan (--dry-run) | bare anti-join SQL | ratio | peak RSS |")
+    print("|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['n']:,} | {r['candidates']:,} | {r['scan']:.2f} s | {r['floor']:.2f} s | {r['scan'] / r['floor']:.1f} | {r['peak'] / 1024:.0f} MiB |")
+    small = rows[0]
+    print(f"\nDeleting {small['deleted']:,} orphans of {small['n']:,} through the emulator: {small['delete_seconds']:.1f} s "
+          f"({small['deleted'] / small['delete_seconds']:.0f} deletions/s) in {small['requests']} HTTP requests.")
+    print(f"The community approach (POST /object/list, 100 a page, one lookup per name) on {small['n']:,} objects: "
+          f"{small['community']:.1f} s and {small['community_requests']:,} requests to find {small['community_orphans']:,} orphans, "
+          f"{small['community'] / small['scan']:.0f} times the scan.")
+    print("Peak RSS is the largest of any child so far (ru_maxrss): it can only grow down the table.")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
