@@ -42,7 +42,8 @@ let package = Package(
         .target(name: "CLI", dependencies: ["Logging"]),
         .target(name: "Scheduler"),
         .target(name: "Storage", dependencies: ["HTTP", "Logging"]),
-        .target(name: "Jobs", dependencies: ["Postgres", "Config", "Scheduler", "Logging", "Usernames", "Storage"]),
+        .target(name: "Apple", dependencies: ["Crypto", "HTTP"]),
+        .target(name: "Jobs", dependencies: ["Postgres", "Config", "Scheduler", "Logging", "Usernames", "Storage", "Apple", "Crypto", "HTTP"]),
         .target(name: "CSystem"),
         .target(name: "CUnicode", linkerSettings: [.linkedLibrary("icui18n"), .linkedLibrary("icuuc")]),
         .target(name: "Usernames", dependencies: ["CUnicode"]),
@@ -53,7 +54,7 @@ let package = Package(
         // The executable only wires the modules together.
         .executableTarget(
             name: "steward",
-            dependencies: ["CLI", "Config", "Control", "Daemon", "Jobs", "Logging", "Postgres", "Migrations", "Scheduler"]
+            dependencies: ["Apple", "CLI", "Config", "Control", "Daemon", "Jobs", "Logging", "Postgres", "Migrations", "Scheduler"]
         ),
 
         // Fixtures shared by every test target: the real database, the built binary.

@@ -8,11 +8,13 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-# The Storage emulator talks to Postgres through psycopg (PyPI).
-if ! python3 -c "import psycopg" 2>/dev/null; then
-  echo "install-deps: installing psycopg (PyPI) for the Storage emulator" >&2
-  python3 -m pip install --quiet --disable-pip-version-check "psycopg[binary]" >&2
-fi
+# The Storage emulator talks to Postgres through psycopg; the tests check ES256 signatures with cryptography (PyPI).
+for module in "psycopg:psycopg[binary]" "cryptography:cryptography"; do
+  if ! python3 -c "import ${module%%:*}" 2>/dev/null; then
+    echo "install-deps: installing ${module#*:} (PyPI)" >&2
+    python3 -m pip install --quiet --disable-pip-version-check "${module#*:}" >&2
+  fi
+done
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi

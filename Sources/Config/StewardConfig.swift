@@ -25,6 +25,8 @@ public struct StewardConfig: Sendable {
     public var storageURL: String?
     /// File holding the service key (a legacy service-role JWT or an `sb_secret_…` key).
     public var storageServiceKeyFile: String?
+    /// `[apple]`: Sign in with Apple's client secret (see `AppleSettings`).
+    public var apple = AppleSettings()
     /// `[control]`: the operators' Unix socket.
     public var controlSocket = "/run/steward/control.sock"
     /// `[metrics]`: a Prometheus textfile written atomically (node_exporter's textfile collector), and how often.
@@ -51,6 +53,13 @@ public struct StewardConfig: Sendable {
                        "statement_timeout": "a Postgres interval such as 5min, 0 for none"],
         "log": ["level": "debug, info, notice, warning or error", "format": "text or json"],
         "control": ["socket": "an absolute path shorter than 108 bytes"],
+        "apple": ["team_id": "the 10-character Team ID", "key_id": "the 10-character Key ID", "services_id": "the Services ID (client id)",
+                  "private_key_file": "the .p8 key file, or credential:NAME", "secret_file": "a file holding the current secret (a JWT)",
+                  "project_ref": "the project ref (the <ref> of <ref>.supabase.co)", "access_token_file": "a file holding an sbp_ access token, or credential:NAME",
+                  "management_url": "the Management API URL (default https://api.supabase.com)",
+                  "remind_days": "days before expiry to remind, comma-separated (default 30,14,7,3,1)", "auto_rotate": "true or false",
+                  "rotate_days_before": "days before expiry to rotate when auto_rotate is on (default 30)",
+                  "webhook_url": "an https URL that takes a Slack-style JSON POST", "native_bundle_ids": "the app's bundle IDs, comma-separated"],
         "storage": ["url": "the project URL https://<ref>.supabase.co or its Storage URL ending in /storage/v1",
                     "service_key_file": "a file path or credential:NAME"],
         "metrics": ["textfile": "an absolute path ending in .prom", "interval": "seconds"],
@@ -123,6 +132,31 @@ public struct StewardConfig: Sendable {
         case ("storage", "service_key_file"):
             guard !value.isEmpty else { throw bad() }
             storageServiceKeyFile = value
+        case ("apple", "team_id"): apple.teamID = value
+        case ("apple", "key_id"): apple.keyID = value
+        case ("apple", "services_id"): apple.servicesID = value
+        case ("apple", "private_key_file"): apple.privateKeyFile = value
+        case ("apple", "secret_file"): apple.secretFile = value
+        case ("apple", "project_ref"): apple.projectRef = value
+        case ("apple", "access_token_file"): apple.accessTokenFile = value
+        case ("apple", "management_url"):
+            guard value.hasPrefix("https://") || value.hasPrefix("http://") else { throw bad() }
+            apple.managementURL = value
+        case ("apple", "remind_days"):
+            let days = value.split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces)) }
+            guard !days.isEmpty, days.allSatisfy({ ($0 ?? 0) > 0 }) else { throw bad() }
+            apple.remindDays = days.compactMap { $0 }.sorted(by: >)
+        case ("apple", "auto_rotate"):
+            guard ["true", "false"].contains(value) else { throw bad() }
+            apple.autoRotate = value == "true"
+        case ("apple", "rotate_days_before"):
+            guard let n = Int(value), (1...170).contains(n) else { throw bad() }
+            apple.rotateDaysBefore = n
+        case ("apple", "webhook_url"):
+            guard value.hasPrefix("https://") || value.hasPrefix("http://") else { throw bad() }
+            apple.webhookURL = value
+        case ("apple", "native_bundle_ids"):
+            apple.nativeBundleIDs = value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         case ("control", "socket"):
             guard value.hasPrefix("/"), value.utf8.count < 108 else { throw bad() }
             controlSocket = value

@@ -182,8 +182,9 @@ public struct OrphanAvatarsJob: Job {
         for reference in references {
             let sql = try await db.run { c in
                 let column = try c.quoteIdentifier(reference.column)
-                return "select ctid::text, \(column) from \(try c.quoteIdentifier(reference.schema)).\(try c.quoteIdentifier(reference.table)) "
-                    + "where ctid > $1::tid and \(column) is not null order by ctid limit 5000"
+                // Order by the row's tid itself (t.ctid), not by the text the select list makes of it: "(1000,1)" sorts before "(2,1)".
+                return "select t.ctid::text, t.\(column) from \(try c.quoteIdentifier(reference.schema)).\(try c.quoteIdentifier(reference.table)) t "
+                    + "where t.ctid > $1::tid and t.\(column) is not null order by t.ctid limit 5000"
             }
             var after = "(0,0)"
             while true {

@@ -99,6 +99,27 @@ public struct HistoryStore {
         comment on table steward.deleted_objects is 'Every object the orphan-avatars job deleted through the Storage API. deleted_at is null while a deletion is in flight; the next run settles such rows.';
         create index deleted_objects_pending on steward.deleted_objects (bucket_id, name) where deleted_at is null;
         """,
+        """
+        create table steward.apple_secrets (
+          hmac text primary key,
+          kid text not null,
+          iat timestamptz not null,
+          exp timestamptz not null,
+          created_at timestamptz not null default now(),
+          delivered text not null check (delivered in ('file', 'management-api', 'generated'))
+        );
+        comment on table steward.apple_secrets is 'Every Sign in with Apple client secret Steward generated or was given: never the secret, only hex(HMAC-SHA256(project ref, secret)).';
+        create table steward.alerts (
+          id bigserial primary key,
+          kind text not null,
+          key text not null unique,
+          level text not null check (level in ('info', 'warning', 'critical')),
+          message text not null,
+          created_at timestamptz not null default now(),
+          webhook_status text
+        );
+        comment on table steward.alerts is 'Reminders and alerts Steward raised; the unique key makes each one fire once.';
+        """,
     ]
 
     let connection: Connection

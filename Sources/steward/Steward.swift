@@ -10,7 +10,7 @@ struct Steward {
 
     static let commands: [any StewardCommand.Type] = [
         MigrateCommand.self, StatusCommand.self, VerifyCommand.self, RunCommand.self, JobRunCommand.self,
-        CtlCommand.self, ConfigCheckCommand.self,
+        CtlCommand.self, ConfigCheckCommand.self, AppleSecretStatusCommand.self, AppleSecretGenerateCommand.self,
     ]
 
     static func main() async {

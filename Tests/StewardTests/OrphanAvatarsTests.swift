@@ -75,6 +75,29 @@ struct OrphanAvatarsTests {
         }
     }
 
+    @Test("references over many pages (12,000 profiles): every one is read, exactly the orphans are candidates")
+    func manyPages() throws {
+        try AvatarWorld.with(users: 0) { w in
+            let c = try w.db.connectAsAdmin()
+            try c.execute("""
+                alter table auth.users disable trigger on_auth_user_created;
+                insert into auth.users (id, created_at, updated_at) select gen_random_uuid(), now(), now() from generate_series(1, 12000);
+                insert into public.profiles (id, avatar_url) select id, 'img-' || md5(id::text) || '.jpeg' from auth.users;
+                -- A later update moves rows around the heap, as a real table's history does.
+                update public.profiles set updated_at = now() where ('x' || substr(md5(id::text), 1, 6))::bit(24)::int % 3 = 0;
+                alter table auth.users enable trigger on_auth_user_created;
+                insert into storage.objects (bucket_id, name, metadata, created_at, updated_at)
+                  select 'avatars', avatar_url, '{"size": 10}', now() - interval '2 days', now() - interval '2 days' from public.profiles;
+                insert into storage.objects (bucket_id, name, metadata, created_at, updated_at)
+                  select 'avatars', 'orphan-' || g || '.jpeg', '{"size": 10}', now() - interval '2 days', now() - interval '2 days' from generate_series(1, 100) g;
+                """)
+            let (dry, summary) = try w.run(["--dry-run"])
+            #expect(dry.exitCode == 0, "\(dry.output)")
+            #expect(summary["references"] == 12000)
+            #expect(summary["candidates"] == 100)
+        }
+    }
+
     @Test("the safety brake: an emptied profiles table refuses the run; --force goes ahead")
     func safetyBrake() throws {
         try AvatarWorld.with { w in
@@ -201,6 +224,26 @@ struct OrphanAvatarsTests {
             #expect(try w.audited() == Set(names))
             #expect(try w.db.connect().query("select count(*) from steward.deleted_objects where deleted_at is null").rows[0].decode(Int.self, at: 0) == 0)
             #expect(try w.db.connect().query("select count(*) from steward.job_runs where status = 'running'").rows[0].decode(Int.self, at: 0) == 0)
+        }
+    }
+
+    @Test("the scheduled job under steward run cleans the bucket, and its numbers reach the metrics")
+    func scheduled() throws {
+        try AvatarWorld.with { w in
+            try w.storage.upload(["s1.jpeg", "s2.jpeg", "s3.jpeg"])
+            try w.storage.age(2 * 86400)
+            try w.reference(0, "s1.jpeg")
+            let daemon = try DaemonProcess(databaseURL: w.db.url, config: """
+                [storage]
+                url = \(w.storage.url)
+                service_key_file = \(w.storage.serviceKeyFile)
+                [job.orphan-avatars]
+                schedule = @every 1s
+                max_fraction = 1
+                """)
+            #expect(eventually(30) { (try? w.storage.objects()) == ["s1.jpeg"] }, "\(daemon.process.stderrSoFar.suffix(1500))")
+            #expect(eventually(10) { ((try? daemon.ctl(["metrics"]).stdout) ?? "").contains(#"steward_job_last_summary{job="orphan-avatars",key="deleted"}"#) })
+            #expect(daemon.stop().exitCode == 0)
         }
     }
 

@@ -1,0 +1,69 @@
+import Foundation
+import HTTP
+
+/// The part of Supabase's Management API that holds the Apple provider's settings:
+/// `GET`/`PATCH /v1/projects/{ref}/config/auth` with a personal access token (`sbp_…`).
+public final class ManagementAPI: @unchecked Sendable {
+    /// The Apple fields as `GET` returns them; `secretHash` is `hex(HMAC-SHA256(ref, secret))`, never the secret.
+    public struct AppleSettings: Sendable {
+        public let enabled: Bool
+        public let clientIDs: [String]
+        public let secretHash: String?
+    }
+
+    public struct APIError: Error, Sendable, CustomStringConvertible {
+        public let status: Int?
+        public let message: String
+        public var description: String { status.map { "Management API answered \($0): \(message)" } ?? "Management API: \(message)" }
+    }
+
+    let baseURL: String
+    let projectRef: String
+    private let token: String
+    private let http = HTTPClient()
+    private let retry = RetryPolicy()
+
+    public init(baseURL: String = "https://api.supabase.com", projectRef: String, token: String) {
+        var base = baseURL
+        while base.hasSuffix("/") { base.removeLast() }
+        self.baseURL = base
+        self.projectRef = projectRef
+        self.token = token
+    }
+
+    public func appleSettings() throws -> AppleSettings {
+        let response = try send("GET", body: nil)
+        let object = (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any] ?? [:]
+        let ids = (object["external_apple_client_id"] as? String ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            + (object["external_apple_additional_client_ids"] as? String ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        return AppleSettings(enabled: object["external_apple_enabled"] as? Bool ?? false, clientIDs: ids.filter { !$0.isEmpty },
+                             secretHash: (object["external_apple_secret"] as? String).flatMap { $0.isEmpty ? nil : $0 })
+    }
+
+    /// Sets the Apple secret (`PATCH … {"external_apple_secret": …}`).
+    public func setAppleSecret(_ secret: String) throws {
+        let body = try JSONSerialization.data(withJSONObject: ["external_apple_secret": secret])
+        _ = try send("PATCH", body: [UInt8](body))
+    }
+
+    private func send(_ method: String, body: [UInt8]?) throws -> HTTPResponse {
+        let request = HTTPRequest(method: method, url: "\(baseURL)/v1/projects/\(projectRef)/config/auth",
+                                  headers: [("Authorization", "Bearer " + token), ("Content-Type", "application/json")], body: body)
+        var attempt = 0
+        while true {
+            attempt += 1
+            var retryAfter: String?
+            do {
+                let response = try http.send(request)
+                if (200...299).contains(response.status) { return response }
+                guard RetryPolicy.isRetryable(status: response.status), attempt < retry.maxAttempts else {
+                    throw APIError(status: response.status, message: String(decoding: response.body.prefix(300), as: UTF8.self))
+                }
+                retryAfter = response.header("retry-after")
+            } catch let error as HTTPError {
+                guard attempt < retry.maxAttempts else { throw APIError(status: nil, message: error.message) }
+            }
+            usleep(UInt32(retry.delay(afterAttempt: attempt, retryAfter: retryAfter) * 1_000_000))
+        }
+    }
+}
