@@ -85,6 +85,25 @@ step steward job run orphan-avatars
 "$steward" job run orphan-avatars "${storage_args[@]}" 2>&1 | grep -vE "^20.* info (jobs|postgres)"
 psql "$STEWARD_DATABASE_URL" -X -c "select count(*) as audited_deletions, sum(size) as bytes from steward.deleted_objects where deleted_at is not null"
 
+step "Sign in with Apple: a client secret that expires in 10 days"
+apple_dir="$root/.local/apple"
+rm -rf "$apple_dir"; mkdir -p "$apple_dir"; chmod 700 "$apple_dir"
+openssl ecparam -name prime256v1 -genkey -noout 2>/dev/null | openssl pkcs8 -topk8 -nocrypt -out "$apple_dir/AuthKey_DEMO123456.p8"
+chmod 600 "$apple_dir/AuthKey_DEMO123456.p8"
+cat > "$apple_dir/steward.ini" <<INI
+[apple]
+team_id = DEMOTEAM01
+key_id = DEMO123456
+services_id = com.example.app.web
+private_key_file = $apple_dir/AuthKey_DEMO123456.p8
+secret_file = $apple_dir/client-secret.jwt
+INI
+"$steward" apple-secret generate --days 10 --out "$apple_dir/client-secret.jwt" --config "$apple_dir/steward.ini" 2>/dev/null
+step steward apple-secret status
+"$steward" apple-secret status --config "$apple_dir/steward.ini" || true
+step steward job run apple-secret
+"$steward" job run apple-secret --config "$apple_dir/steward.ini" 2>&1 | grep -vE "^20.* info (jobs|postgres|migrations)"
+
 step steward status
 "$steward" status
 step steward verify

@@ -15,6 +15,8 @@ struct JobOverview {
 
     let leader: (host: String, pid: Int, since: String, holding: Bool)?
     let jobs: [JobLine]
+    /// Alerts of the last 30 days (Apple secret reminders, …), newest first.
+    let alerts: [(level: String, at: String, message: String)]
 
     /// Nil when the database has no job history yet (no daemon or job has run).
     static func read(_ c: Connection, settings: DaemonSettings?) throws -> JobOverview? {
@@ -43,7 +45,11 @@ struct JobOverview {
             return JobLine(name: name, lastStatus: try row.decode(String?.self, at: 1), lastStarted: try row.decode(String?.self, at: 2),
                            lastSuccess: try row.decode(String?.self, at: 3), next: next)
         }
-        return JobOverview(leader: leader, jobs: jobs)
+        let alerts = try c.query("select to_regclass('steward.alerts') is not null").rows[0].decode(Bool.self, at: 0) ? try c.query("""
+            select level, to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), message from steward.alerts
+            where created_at > now() - interval '30 days' and message not like '(covered%' order by id desc limit 10
+            """).rows.map { (try $0.decode(String.self, at: 0), try $0.decode(String.self, at: 1), try $0.decode(String.self, at: 2)) } : []
+        return JobOverview(leader: leader, jobs: jobs, alerts: alerts)
     }
 
     var text: String {
@@ -58,6 +64,9 @@ struct JobOverview {
             text += job.name.padding(17) + (job.lastStatus ?? "-").padding(12) + (job.lastStarted ?? "-").padding(22)
                 + (job.lastSuccess ?? "-").padding(22) + (job.next ?? "-") + "\n"
         }
+        if !alerts.isEmpty {
+            text += "\nalerts (last 30 days):\n" + alerts.map { "  \($0.at) \($0.level.uppercased()) \($0.message)\n" }.joined()
+        }
         return text
     }
 
@@ -65,6 +74,10 @@ struct JobOverview {
         guard let leader else { return .null }
         return .object([("host", .string(leader.host)), ("pid", .number(Double(leader.pid))), ("since", .string(leader.since)),
                         ("holding_lock", .bool(leader.holding))])
+    }
+
+    var alertsJSON: JSON {
+        .array(alerts.map { .object([("level", .string($0.level)), ("at", .string($0.at)), ("message", .string($0.message))]) })
     }
 
     var jobsJSON: JSON {

@@ -33,6 +33,7 @@ enum StatusCommand: StewardCommand {
                 ("warnings", .strings(status.warnings)),
                 ("leader", jobs?.leaderJSON ?? .null),
                 ("jobs", jobs?.jobsJSON ?? .array([])),
+                ("alerts", jobs?.alertsJSON ?? .array([])),
             ]).rendered)
         } else {
             var text = "database \(connection.target)\nmigrations \(source.directory)\n\n"

@@ -160,6 +160,8 @@ struct AppleSecretTests {
             let again = try w.steward(["job", "run", "apple-secret", "--json"], config: config)
             #expect(again.stdout.contains("\"reminders_raised\":0"))
             #expect(try w.alerts().filter { $0.0 == "apple-secret-expiry" }.count == 2)   // 30 and 14, raised as one message
+            let status = try StewardProcess.run(["status", "--database-url", w.db.url])
+            #expect(status.stdout.contains("alerts (last 30 days):") && status.stdout.contains("WARNING Sign in with Apple: the client secret expires in"))
 
             try w.db.connectAsAdmin().execute("delete from steward.alerts")
             let expiredFile = w.folder + "/expired.jwt"
