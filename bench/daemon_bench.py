@@ -2,7 +2,7 @@
 """Measures `steward run`: time to READY=1, idle RSS and CPU, scheduler fire delay, control-socket latency
 under 100 concurrent clients. Each figure comes with a baseline measured in the same run.
 
-    bench/daemon.sh        (builds release, starts the local cluster, runs this; about 2 minutes)
+    bench/run.sh daemon        (builds release, starts the local cluster, runs this; about 2 minutes)
 """
 import os, platform, socket, socketserver, statistics, subprocess, sys, tempfile, threading, time, datetime
 

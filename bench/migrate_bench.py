@@ -4,7 +4,7 @@
 Each round creates fresh databases from the shim template, then runs the tools alternately, so both see
 the same machine state. Reports medians and ratios against the floor measured in the same run.
 
-    bench/migrate.sh              (builds release, starts the local cluster, runs this)
+    bench/run.sh migrate              (builds release, starts the local cluster, runs this)
 """
 import os, platform, statistics, subprocess, sys, tempfile, time, datetime
 

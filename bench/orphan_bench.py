@@ -5,7 +5,7 @@ Reports the candidate scan (`--dry-run`) against the bare anti-join SQL on the s
 sizes, deletions per second through the Storage emulator with the number of HTTP requests, and the common
 community approach (walk the bucket with POST /object/list, 100 names a page, and look each name up) at 100,000.
 
-    bench/orphans.sh          (builds release, starts the cluster, runs this; several minutes)
+    bench/run.sh orphans          (builds release, starts the cluster, runs this; several minutes)
 """
 import datetime, json, os, platform, resource, subprocess, sys, tempfile, time, urllib.request
 

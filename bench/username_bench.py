@@ -3,7 +3,7 @@
 violations, against a pure-SQL query that checks only the simple rules (length, pattern, case-insensitive
 duplicates) on the same data. Reports time, peak RSS, and the ratio.
 
-    bench/usernames.sh          (builds release, starts the local cluster, runs this; a few minutes)
+    bench/run.sh usernames          (builds release, starts the local cluster, runs this; a few minutes)
 """
 import os, platform, resource, subprocess, sys, time, datetime
 

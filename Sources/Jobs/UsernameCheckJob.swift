@@ -145,26 +145,18 @@ public struct UsernameCheckJob: Job {
             create index steward_username_keys_skeleton on steward_username_keys (skeleton);
             analyze steward_username_keys;
             """)
-        if rules.contains("case_duplicate") {
+        // Collisions by grouping the keys (never pairwise): same normal form, or same skeleton but another normal form.
+        for (rule, key, wording, differs) in [("case_duplicate", "folded", "same after case folding and NFKC as ", "true"),
+                                              ("confusable", "skeleton", "looks like ", "o.folded <> k.folded")] where rules.contains(rule) {
+            let groups = rule == "confusable" ? "having count(distinct folded) > 1" : "having count(*) > 1"
             try c.execute("""
                 insert into steward_username_found
-                select k.profile_id, k.username, 'case_duplicate', 'same after case folding and NFKC as ' ||
+                select k.profile_id, k.username, '\(rule)', '\(wording)' ||
                        (select string_agg(format('%s (%s)', o.username, o.profile_id), ', ')
-                        from (select * from steward_username_keys o where o.folded = k.folded and o.profile_id <> k.profile_id
-                              order by o.profile_id limit 5) o)
+                        from (select * from steward_username_keys o where o.\(key) = k.\(key) and o.profile_id <> k.profile_id
+                              and \(differs) order by o.profile_id limit 5) o)
                 from steward_username_keys k
-                where k.folded in (select folded from steward_username_keys group by folded having count(*) > 1)
-                """)
-        }
-        if rules.contains("confusable") {
-            try c.execute("""
-                insert into steward_username_found
-                select k.profile_id, k.username, 'confusable', 'looks like ' ||
-                       (select string_agg(format('%s (%s)', o.username, o.profile_id), ', ')
-                        from (select * from steward_username_keys o where o.skeleton = k.skeleton and o.folded <> k.folded
-                              order by o.profile_id limit 5) o)
-                from steward_username_keys k
-                where k.skeleton in (select skeleton from steward_username_keys group by skeleton having count(distinct folded) > 1)
+                where k.\(key) in (select \(key) from steward_username_keys group by \(key) \(groups))
                 """)
         }
         var result = RecordResult()
