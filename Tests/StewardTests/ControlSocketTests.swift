@@ -95,7 +95,13 @@ struct ControlSocketTests {
     func permissions() throws {
         try withDaemon { daemon in
             #expect(chown(daemon.socketPath, 0, 65534) == 0)
-            let nobody = ["runuser", "-u", "nobody", "--", TestEnvironment.stewardBinary, "ctl", "--socket", daemon.socketPath]
+            // The checkout may sit in a folder only root can enter: give nobody a copy of the binary it can run.
+            let binFolder = NSTemporaryDirectory() + "steward-bin-\(UUID().uuidString)"
+            try FileManager.default.createDirectory(atPath: binFolder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+            defer { try? FileManager.default.removeItem(atPath: binFolder) }
+            try FileManager.default.copyItem(atPath: TestEnvironment.stewardBinary, toPath: binFolder + "/steward")
+            chmod(binFolder + "/steward", 0o755)
+            let nobody = ["runuser", "-u", "nobody", "--", binFolder + "/steward", "ctl", "--socket", daemon.socketPath]
             func run(_ words: [String]) throws -> (Int32, String) {
                 let p = Process()
                 p.executableURL = URL(fileURLWithPath: "/usr/sbin/runuser")
