@@ -1,28 +1,37 @@
 #!/usr/bin/env bash
-# Installs the Debian packages Steward builds and tests with, if any is missing.
-# Safe to run again: does nothing when everything is there.
+# Installs what Steward builds and tests with, when it is missing: Debian packages, and two Python modules for
+# the emulators and the tests. Safe to run again: does nothing when everything is there.
 set -euo pipefail
 
-packages=(pkg-config openssl tzdata systemd libicu-dev libcurl4-openssl-dev curl libpq-dev libssl-dev libinih-dev postgresql postgresql-contrib postgresql-client python3)
+if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
+export DEBIAN_FRONTEND=noninteractive
+apt_updated=no
+apt_install() {
+  if [ "$apt_updated" = no ]; then $SUDO apt-get update -qq; apt_updated=yes; fi
+  $SUDO apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
+packages=(pkg-config openssl tzdata systemd curl python3 libpq-dev libssl-dev libinih-dev libicu-dev libcurl4-openssl-dev
+          postgresql postgresql-contrib postgresql-client)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-# The Storage emulator talks to Postgres through psycopg; the tests check ES256 signatures with cryptography (PyPI).
-for module in "psycopg:psycopg[binary]" "cryptography:cryptography"; do
-  if ! python3 -c "import ${module%%:*}" 2>/dev/null; then
-    echo "install-deps: installing ${module#*:} (PyPI)" >&2
-    python3 -m pip install --quiet --disable-pip-version-check "${module#*:}" >&2
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}" >&2
+  # The postgresql package would create and start a system cluster; Steward uses its own throwaway one.
+  $SUDO mkdir -p /etc/postgresql-common/createcluster.d
+  echo "create_main_cluster = false" | $SUDO tee /etc/postgresql-common/createcluster.d/steward-no-main.conf >/dev/null
+  apt_install "${missing[@]}"
+fi
+
+# The Storage emulator talks to Postgres through psycopg; the tests check ES256 signatures with cryptography.
+# From PyPI for the python3 on PATH, else from Debian when that python3 has no pip.
+for module in "psycopg:psycopg[binary]:python3-psycopg" "cryptography:cryptography:python3-cryptography"; do
+  IFS=: read -r name pypi debian <<<"$module"
+  python3 -c "import $name" 2>/dev/null && continue
+  echo "install-deps: installing $pypi for $(command -v python3)" >&2
+  if ! python3 -m pip install --quiet --disable-pip-version-check "$pypi" >&2 2>/dev/null; then
+    apt_install "$debian"
   fi
 done
-if [ ${#missing[@]} -eq 0 ]; then
-  exit 0
-fi
-echo "install-deps: installing ${missing[*]}" >&2
-if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-# The postgresql package would create and start a system cluster; Steward uses its own throwaway one.
-$SUDO mkdir -p /etc/postgresql-common/createcluster.d
-echo "create_main_cluster = false" | $SUDO tee /etc/postgresql-common/createcluster.d/steward-no-main.conf >/dev/null
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
