@@ -115,26 +115,32 @@ public struct OrphanAvatarsJob: Job {
         var failures: [String] = []
         var listed = 0
         for bucket in buckets {
+            // Walk the bucket in windows of names straight off the (bucket_id, name) index, and find the candidates
+            // inside each window: every object is looked at once, whatever the share of orphans.
             var after = ""
             while true {
-                let page = try await db.run { [self, after] c in try candidates(c, bucket: bucket, after: after, limit: batchSize) }
-                guard let last = page.last else { break }
-                after = last.name
-                if context.dryRun {
-                    for object in page where listed < 200 {
-                        log.info("would delete", [("bucket", bucket), ("name", object.name), ("size", String(object.size))])
-                        listed += 1
+                let window = try await db.run { [after] c in try Self.window(c, bucket: bucket, after: after, size: Self.windowSize) }
+                guard let upTo = window else { break }
+                let found = try await db.run { [self, after] c in try candidates(c, bucket: bucket, after: after, upTo: upTo) }
+                after = upTo
+                for start in stride(from: 0, to: found.count, by: batchSize) {
+                    let page = Array(found[start..<min(start + batchSize, found.count)])
+                    if context.dryRun {
+                        for object in page where listed < 200 {
+                            log.info("would delete", [("bucket", bucket), ("name", object.name), ("size", String(object.size))])
+                            listed += 1
+                        }
+                        continue
                     }
-                    continue
+                    batches += 1
+                    let outcome = try await deleteBatch(page, bucket: bucket, runID: context.runID, db: db, storage: storage, logger: log)
+                    deleted += outcome.deleted
+                    answerLost += outcome.answerLost
+                    bytesFreed += outcome.bytes
+                    rescued += outcome.rescued
+                    if outcome.partial { partial += 1 }
+                    if let failure = outcome.failure { failures.append(failure) }
                 }
-                batches += 1
-                let outcome = try await deleteBatch(page, bucket: bucket, runID: context.runID, db: db, storage: storage, logger: log)
-                deleted += outcome.deleted
-                answerLost += outcome.answerLost
-                bytesFreed += outcome.bytes
-                rescued += outcome.rescued
-                if outcome.partial { partial += 1 }
-                if let failure = outcome.failure { failures.append(failure) }
             }
         }
         if context.dryRun && totals.candidates > Int64(listed) {
@@ -242,12 +248,23 @@ public struct OrphanAvatarsJob: Job {
         return (objects, try row.decode(Int64.self, at: 0), try row.decode(Int64.self, at: 1))
     }
 
-    private func candidates(_ c: Connection, bucket: String, after: String, limit: Int) throws -> [Candidate] {
+    /// Names scanned per window: bounds both memory and each query.
+    static let windowSize = 10_000
+
+    /// The last name of the next window of `size` objects after `after`, nil at the end of the bucket.
+    static func window(_ c: Connection, bucket: String, after: String, size: Int) throws -> String? {
+        try c.query("""
+            select max(name) from (select o.name from storage.objects o where o.bucket_id = $1 and o.name > $2 order by o.name limit $3) w
+            """, [bucket, after, size]).rows[0].decode(String?.self, at: 0)
+    }
+
+    /// The candidates with names in `(after, upTo]`.
+    private func candidates(_ c: Connection, bucket: String, after: String, upTo: String) throws -> [Candidate] {
         try c.query("""
             select o.name, coalesce((o.metadata ->> 'size')::bigint, 0), o.owner::text, extract(epoch from o.created_at)::float8
-            from storage.objects o where \(candidatePredicate) and o.name > $4
-            order by o.name limit $5
-            """, [bucket, graceSeconds, keepPatterns, after, limit]).rows.map { row in
+            from storage.objects o where \(candidatePredicate) and o.name > $4 and o.name <= $5
+            order by o.name
+            """, [bucket, graceSeconds, keepPatterns, after, upTo]).rows.map { row in
             Candidate(name: try row.decode(String.self, at: 0), size: try row.decode(Int64.self, at: 1),
                       owner: try row.decode(String?.self, at: 2), createdAt: try row.decode(Double?.self, at: 3))
         }
