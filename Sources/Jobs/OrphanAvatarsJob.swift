@@ -10,7 +10,7 @@ import Storage
 /// The seed app uploads a new `<UUID>.jpeg` on every profile save, so every save orphans the previous avatar.
 /// Rows of `storage.objects` cannot be deleted with SQL (the delete guard), and doing so would orphan the files:
 /// deletion goes through `DELETE /object/{bucket}`. References are read a page at a time and normalised into a
-/// temporary table; candidates are read a page at a time by keyset; memory stays flat at any size.
+/// temporary table; candidates are read a window at a time off the index; memory stays flat at any size.
 public struct OrphanAvatarsJob: Job {
     public static let name = "orphan-avatars"
     public static let abstract = "Delete avatars no profile references any more, through the Storage API (dry run, safety brake, audit)."
@@ -170,7 +170,7 @@ public struct OrphanAvatarsJob: Job {
 
     // MARK: - References
 
-    /// Reads every configured reference column a page at a time (by ctid), normalises each value per bucket,
+    /// Reads every configured reference column a range of heap blocks at a time, normalises each value per bucket,
     /// and keeps the object names in a temporary table. Returns how many references name an object.
     private func loadReferences(_ db: DatabaseSession) async throws -> Int64 {
         try await db.run { c in
@@ -186,19 +186,24 @@ public struct OrphanAvatarsJob: Job {
         var total: Int64 = 0
         let buckets = buckets
         for reference in references {
-            let sql = try await db.run { c in
+            // Read the table a range of heap blocks at a time (a TID range scan, no sort, no offset): linear at any
+            // size. Rows that move or arrive during the scan are covered by the re-check before every batch.
+            let (sql, blocks) = try await db.run { c -> (String, Int) in
                 let column = try c.quoteIdentifier(reference.column)
-                // Order by the row's tid itself (t.ctid), not by the text the select list makes of it: "(1000,1)" sorts before "(2,1)".
-                return "select t.ctid::text, t.\(column) from \(try c.quoteIdentifier(reference.schema)).\(try c.quoteIdentifier(reference.table)) t "
-                    + "where t.ctid > $1::tid and t.\(column) is not null order by t.ctid limit 5000"
+                let table = "\(try c.quoteIdentifier(reference.schema)).\(try c.quoteIdentifier(reference.table))"
+                let blocks = try c.query("select (pg_relation_size($1::regclass) / current_setting('block_size')::int)::int8", [table])
+                    .rows[0].decode(Int.self, at: 0)
+                return ("select t.\(column) from \(table) t where t.ctid >= $1::tid and t.ctid < $2::tid and t.\(column) is not null", blocks)
             }
-            var after = "(0,0)"
-            while true {
-                let page: [(String, String)] = try await db.run { [after] c in
-                    try c.query(sql, [after]).rows.map { (try $0.decode(String.self, at: 0), try $0.decode(String.self, at: 1)) }
+            var block = 0
+            while block <= blocks {
+                let range = ("(\(block),0)", "(\(block + Self.blocksPerRead),0)")
+                let values: [String] = try await db.run { c in
+                    try c.query(sql, [range.0, range.1]).rows.map { try $0.decode(String.self, at: 0) }
                 }
+                block += Self.blocksPerRead
                 var names: [String] = [], inBucket: [String] = []
-                for (_, value) in page {
+                for value in values {
                     for bucket in buckets {
                         if let name = ObjectReference.objectName(value, bucket: bucket) { inBucket.append(bucket); names.append(name) }
                     }
@@ -209,8 +214,6 @@ public struct OrphanAvatarsJob: Job {
                     }
                 }
                 total += Int64(names.count)
-                guard let last = page.last, page.count == 5000 else { break }
-                after = last.0
             }
         }
         try await db.run { c in
@@ -247,6 +250,9 @@ public struct OrphanAvatarsJob: Job {
                               [bucket, graceSeconds, keepPatterns]).rows[0]
         return (objects, try row.decode(Int64.self, at: 0), try row.decode(Int64.self, at: 1))
     }
+
+    /// Heap blocks of a reference table read at a time (at most a few tens of thousands of rows).
+    static let blocksPerRead = 128
 
     /// Names scanned per window: bounds both memory and each query.
     static let windowSize = 10_000
