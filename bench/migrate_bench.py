@@ -7,16 +7,19 @@ the same machine state. Reports medians and ratios against the floor measured in
     bench/run.sh migrate              (builds release, starts the local cluster, runs this)
 """
 import os, platform, statistics, subprocess, sys, tempfile, time, datetime
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import peers
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-STEWARD = os.environ.get("STEWARD_BINARY", os.path.join(ROOT, ".build/release/steward"))
+STEWARD = os.environ.get("STEWARD_BINARY", os.path.join(ROOT, ".build/static/release/steward"))
 PORT = os.environ.get("STEWARD_PG_PORT", "54329")
 ADMIN = f"postgresql://supabase_admin:steward-local@127.0.0.1:{PORT}/postgres"
-ROUNDS = int(os.environ.get("BENCH_ROUNDS", "15"))
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "9"))
 
 
 def url(db):
-    return f"postgresql://postgres:steward-local@127.0.0.1:{PORT}/{db}"
+    # TLS off for every tool alike: what is compared is the tools, not the handshake.
+    return f"postgresql://postgres:steward-local@127.0.0.1:{PORT}/{db}?sslmode=disable"
 
 
 def psql(dburl, *args):
@@ -29,9 +32,9 @@ def fresh(name):
          f"create database {name} template steward_template_2026 owner postgres")
 
 
-def timed(cmd):
+def timed(cmd, env=None):
     start = time.perf_counter()
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, **(env or {})})
     return (time.perf_counter() - start) * 1000
 
 
@@ -51,48 +54,56 @@ def concat(folder):
     return path
 
 
-def run_case(label, folder):
+def run_case(label, folder, workdir):
+    """Every tool applies `folder` to a fresh database, then runs again with nothing to do; alternating order each round."""
     all_sql = concat(folder)
-    steward, floor, noop, noop_floor = [], [], [], []
+    tools = ["steward", "psql"] + peers.available()
+    apply = {t: [] for t in tools}
+    rerun = {t: [] for t in tools}
+    commands = {}
+    for t in peers.available():
+        commands[t] = peers.prepare(t, folder, os.path.join(workdir, label.replace(" ", "_"), t), PORT, "bench_" + t.replace("-", "_"))
+    def steward_cmd(db):
+        return [STEWARD, "migrate", "--database-url", url(db), "--migrations", folder, "--log-level", "warning"]
     for r in range(ROUNDS):
-        fresh("bench_a"); fresh("bench_b")
-        pair = [("steward", lambda: timed([STEWARD, "migrate", "--database-url", url("bench_a"), "--migrations", folder,
-                                          "--log-level", "warning"])),
-                ("psql", lambda: timed(["psql", url("bench_b"), "-X", "-q", "-1", "-v", "ON_ERROR_STOP=1", "-f", all_sql]))]
-        if r % 2:
-            pair.reverse()
-        for name, fn in pair:
-            (steward if name == "steward" else floor).append(fn())
-        # A no-op rerun: what a deploy pipeline pays every time, against connecting and asking one question.
-        pair = [("steward", lambda: timed([STEWARD, "migrate", "--database-url", url("bench_a"), "--migrations", folder,
-                                          "--log-level", "warning"])),
-                ("psql", lambda: timed(["psql", url("bench_b"), "-X", "-q", "-c", "select 1"]))]
-        if r % 2:
-            pair.reverse()
-        for name, fn in pair:
-            (noop if name == "steward" else noop_floor).append(fn())
+        order = tools[r % len(tools):] + tools[:r % len(tools)]
+        for t in order:
+            db = "bench_" + t.replace("-", "_")
+            fresh(db)
+            if t == "steward":
+                apply[t].append(timed(steward_cmd(db))); rerun[t].append(timed(steward_cmd(db)))
+            elif t == "psql":
+                apply[t].append(timed(["psql", url(db), "-X", "-q", "-1", "-v", "ON_ERROR_STOP=1", "-f", all_sql]))
+                rerun[t].append(timed(["psql", url(db), "-X", "-q", "-c", "select 1"]))
+            else:
+                command, env = commands[t]
+                apply[t].append(timed(command, env)); rerun[t].append(timed(command, env))
+        for t in tools:
+            psql(ADMIN, f"drop database if exists bench_{t.replace('-', '_')} with (force)")
     files = len([n for n in os.listdir(folder) if n.endswith(".sql")])
     m = statistics.median
-    return [
-        (f"{label}: full apply ({files} files)", m(steward), m(floor), (m(steward) - m(floor)) / files),
-        (f"{label}: no-op rerun", m(noop), m(noop_floor), None),
-    ]
+    return [(label, files, t, m(apply[t]), m(rerun[t])) for t in tools]
 
 
 def main():
-    rows = run_case("seed", os.path.join(ROOT, "sql/migrations"))
-    with tempfile.TemporaryDirectory() as folder:
-        many_small(folder)
-        rows += run_case("100 small", folder)
-    psql(ADMIN, "-c", "drop database if exists bench_a with (force)", "-c", "drop database if exists bench_b with (force)")
-    print(f"# steward migrate vs psql -1 -f — {datetime.date.today()} — {platform.node()} "
+    with tempfile.TemporaryDirectory() as workdir:
+        rows = run_case("seed", os.path.join(ROOT, "sql/migrations"), workdir)
+        small = os.path.join(workdir, "small")
+        os.makedirs(small)
+        many_small(small)
+        rows += run_case("100 small", small, workdir)
+    print(f"# steward migrate against the floor and its peers — {datetime.date.today()} — {platform.node()} "
           f"({os.cpu_count()} cores, {platform.machine()}), {ROUNDS} rounds, medians\n")
-    print("| case | steward (ms) | psql floor (ms) | ratio | extra per file (ms) |")
-    print("|---|---|---|---|---|")
-    for label, s, f, per in rows:
-        extra = f"{per:.2f}" if per is not None else "-"
-        print(f"| {label} | {s:.1f} | {f:.1f} | {s / f:.2f} | {extra} |")
-    print("\nThe no-op floor is `psql -c 'select 1'`: connecting and asking one question.")
+    print("| case | tool | full apply (ms) | vs psql -1 -f | no-op rerun (ms) | vs steward |")
+    print("|---|---|---|---|---|---|")
+    for label in dict.fromkeys(r[0] for r in rows):
+        case = [r for r in rows if r[0] == label]
+        floor = next(r for r in case if r[2] == "psql")[3]
+        ours = next(r for r in case if r[2] == "steward")[4]
+        for _, files, tool, applied, noop in case:
+            note = " (select 1)" if tool == "psql" else ""
+            print(f"| {label} ({files} files) | {tool} | {applied:.1f} | {applied / floor:.2f} | {noop:.1f}{note} | {noop / ours:.2f} |")
+    print("\nThe psql rerun is `psql -c 'select 1'`: connecting and asking one question. Peers: " + (", ".join(peers.available()) or "none installed"))
 
 
 if __name__ == "__main__":

@@ -131,6 +131,15 @@ public struct HistoryStore {
         try connection.query("select to_regclass('steward.schema_migrations') is not null").rows[0].decode(Bool.self, at: 0)
     }
 
+    /// True when Steward's own schema exists at the version this Steward knows (nothing to create or upgrade).
+    public func isCurrent() throws -> Bool {
+        guard try connection.query("select to_regclass('steward.bookkeeping_version') is not null").rows[0].decode(Bool.self, at: 0) else {
+            return false
+        }
+        return try connection.query("select coalesce(max(version), 0) from steward.bookkeeping_version").rows[0].decode(Int.self, at: 0)
+            == Self.bookkeeping.count
+    }
+
     /// Creates or upgrades the `steward` schema under the migration lock (for callers that do not hold it).
     public func prepareLocked(logger: Logger, waitSeconds: Double = 60) throws {
         let lock = MigrationLock(connection: connection, logger: logger)

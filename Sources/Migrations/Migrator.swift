@@ -63,6 +63,17 @@ public struct Migrator {
             return report
         }
 
+        // Nothing pending, nothing changed: answer from a read without taking the lock (what a deploy pays on every run).
+        if !options.adopt, try HistoryStore(connection: connection).isCurrent() {
+            let status = try status(options: options)
+            if status.pending.isEmpty && status.problems.isEmpty {
+                for warning in status.warnings { logger.warning(warning) }
+                report.warnings = status.warnings
+                report.alreadyApplied = status.items.filter { $0.state == .applied }.count
+                return report
+            }
+        }
+
         let lock = MigrationLock(connection: connection, logger: logger)
         try lock.acquire(timeoutSeconds: options.lockWaitSeconds)
         defer { try? lock.release() }
@@ -137,10 +148,12 @@ public struct Migrator {
 
     private func prepareSession(_ options: Options) throws {
         try connection.requireSessionState()
-        try connection.setSession("lock_timeout", options.lockTimeout)
-        try connection.setSession("statement_timeout", options.statementTimeout)
-        // A migrator killed mid-statement: the server notices the closed socket and rolls back promptly.
-        try connection.setSession("client_connection_check_interval", "1s")
+        // One round trip for the three; client_connection_check_interval: a migrator killed mid-statement is
+        // noticed by the server (closed socket) and rolled back promptly.
+        try connection.query("""
+            select set_config('lock_timeout', $1, false), set_config('statement_timeout', $2, false),
+                   set_config('client_connection_check_interval', '1s', false)
+            """, [options.lockTimeout, options.statementTimeout])
     }
 
     private func applyInTransaction(_ file: MigrationFile, history: HistoryStore, options: Options) throws {
