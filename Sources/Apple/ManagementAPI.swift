@@ -49,21 +49,12 @@ public final class ManagementAPI: @unchecked Sendable {
     private func send(_ method: String, body: [UInt8]?) throws -> HTTPResponse {
         let request = HTTPRequest(method: method, url: "\(baseURL)/v1/projects/\(projectRef)/config/auth",
                                   headers: [("Authorization", "Bearer " + token), ("Content-Type", "application/json")], body: body)
-        var attempt = 0
-        while true {
-            attempt += 1
-            var retryAfter: String?
-            do {
-                let response = try http.send(request)
-                if (200...299).contains(response.status) { return response }
-                guard RetryPolicy.isRetryable(status: response.status), attempt < retry.maxAttempts else {
-                    throw APIError(status: response.status, message: String(decoding: response.body.prefix(300), as: UTF8.self))
-                }
-                retryAfter = response.header("retry-after")
-            } catch let error as HTTPError {
-                guard attempt < retry.maxAttempts else { throw APIError(status: nil, message: error.message) }
-            }
-            usleep(UInt32(retry.delay(afterAttempt: attempt, retryAfter: retryAfter) * 1_000_000))
+        let response: HTTPResponse
+        do { response = try http.send(request, retrying: retry).response }
+        catch { throw APIError(status: nil, message: error.message) }
+        guard (200...299).contains(response.status) else {
+            throw APIError(status: response.status, message: String(decoding: response.body.prefix(300), as: UTF8.self))
         }
+        return response
     }
 }

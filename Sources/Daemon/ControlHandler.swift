@@ -63,7 +63,7 @@ struct ControlHandler: Sendable {
     private func status() async -> String {
         let s = coordinator.state.withLock { $0 }
         var text = "instance \(host) pid \(getpid()), up \(Int(Date().timeIntervalSince(coordinator.startedAt))) s\n"
-        text += s.isLeader ? "leader: this instance (since \(s.leaderSince.map(iso) ?? "?"))\n" : "leader: another instance (this one stands by)\n"
+        text += s.isLeader ? "leader: this instance (since \(s.leaderSince.map(ISODate.string) ?? "?"))\n" : "leader: another instance (this one stands by)\n"
         text += "database: \(s.databaseReachable ? "reachable" : "UNREACHABLE")\n"
         text += "schema: \(s.schemaDifferences) difference(s), \(s.pendingMigrations) pending migration(s)\n"
         let (jobsText, jobsJSON) = await jobTable()
@@ -87,18 +87,18 @@ struct ControlHandler: Sendable {
             let name = configured.settings.name
             let next = s.scheduler.nextSlot(name)
             let lastRun = last[name]?.last
-            let lastText = lastRun.map { "\($0.status) \($0.startedAt.map(iso) ?? "")" } ?? "-"
+            let lastText = lastRun.map { "\($0.status) \($0.startedAt.map(ISODate.string) ?? "")" } ?? "-"
             text += name.padding(toLength: 17, withPad: " ", startingAt: 0)
                 + (configured.settings.enabled ? "yes" : "no").padding(toLength: 8, withPad: " ", startingAt: 0)
                 + (s.scheduler.isPaused(name) ? "yes" : "no").padding(toLength: 8, withPad: " ", startingAt: 0)
                 + (s.running.contains(name) ? "yes" : "no").padding(toLength: 8, withPad: " ", startingAt: 0)
                 + configured.settings.schedule.description.padding(toLength: 25, withPad: " ", startingAt: 0)
-                + (next.map(iso) ?? "-").padding(toLength: 22, withPad: " ", startingAt: 0) + lastText + "\n"
+                + (next.map(ISODate.string) ?? "-").padding(toLength: 22, withPad: " ", startingAt: 0) + lastText + "\n"
             items.append(.object([("name", .string(name)), ("enabled", .bool(configured.settings.enabled)),
                                   ("paused", .bool(s.scheduler.isPaused(name))), ("running", .bool(s.running.contains(name))),
-                                  ("schedule", .string(configured.settings.schedule.description)), ("next", .optional(next.map(iso))),
-                                  ("last_status", .optional(lastRun?.status)), ("last_started", .optional(lastRun?.startedAt.map(iso))),
-                                  ("last_success", .optional(last[name]?.lastSuccess?.finishedAt.map(iso)))]))
+                                  ("schedule", .string(configured.settings.schedule.description)), ("next", .optional(next.map(ISODate.string))),
+                                  ("last_status", .optional(lastRun?.status)), ("last_started", .optional(lastRun?.startedAt.map(ISODate.string))),
+                                  ("last_success", .optional(last[name]?.lastSuccess?.finishedAt.map(ISODate.string)))]))
         }
         return (text, .array(items))
     }
@@ -116,15 +116,15 @@ struct ControlHandler: Sendable {
             var line = String(row.id).padding(toLength: 7, withPad: " ", startingAt: 0)
             line += row.status.padding(toLength: 11, withPad: " ", startingAt: 0)
             line += row.trigger.padding(toLength: 10, withPad: " ", startingAt: 0)
-            line += (row.scheduledFor.map(iso) ?? "-").padding(toLength: 22, withPad: " ", startingAt: 0)
-            line += (row.startedAt.map(iso) ?? "-").padding(toLength: 22, withPad: " ", startingAt: 0)
+            line += (row.scheduledFor.map(ISODate.string) ?? "-").padding(toLength: 22, withPad: " ", startingAt: 0)
+            line += (row.startedAt.map(ISODate.string) ?? "-").padding(toLength: 22, withPad: " ", startingAt: 0)
             line += seconds.padding(toLength: 9, withPad: " ", startingAt: 0)
             text += line + (row.error ?? row.summary ?? "") + "\n"
         }
         let json = JSON.array(rows.map { row in
             .object([("id", .number(Double(row.id))), ("status", .string(row.status)), ("trigger", .string(row.trigger)),
-                     ("attempt", .number(Double(row.attempt))), ("scheduled_for", .optional(row.scheduledFor.map(iso))),
-                     ("started_at", .optional(row.startedAt.map(iso))), ("finished_at", .optional(row.finishedAt.map(iso))),
+                     ("attempt", .number(Double(row.attempt))), ("scheduled_for", .optional(row.scheduledFor.map(ISODate.string))),
+                     ("started_at", .optional(row.startedAt.map(ISODate.string))), ("finished_at", .optional(row.finishedAt.map(ISODate.string))),
                      ("dry_run", .bool(row.dryRun)), ("summary", .optional(row.summary)), ("error", .optional(row.error)),
                      ("host", .string(row.host)), ("pid", .number(Double(row.pid)))])
         })

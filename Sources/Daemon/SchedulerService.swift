@@ -76,7 +76,7 @@ struct SchedulerService {
                     switch action {
                     case .record(let job, let slot, let status, let reason):
                         coordinator.recordSlot(job: job, status: status)
-                        logger.log(status == .missed ? .warning : .info, "slot not run", [("job", job), ("slot", iso(slot)),
+                        logger.log(status == .missed ? .warning : .info, "slot not run", [("job", job), ("slot", ISODate.string(slot)),
                                                                                          ("status", status.rawValue), ("reason", reason)])
                         do { try await history.record(job: job, scheduledFor: slot, status: status.rawValue, reason: reason) }
                         catch { logger.error("could not record the slot", [("job", job), ("error", "\(error)")]) }
@@ -123,7 +123,7 @@ struct SchedulerService {
             coordinator.seedLastSuccess(last.compactMapValues { $0.lastSuccess?.finishedAt })
             let actions = coordinator.withScheduler { $0.becameLeader(lastSlots: lastSlots, paused: paused, now: Date()) }
             logger.info("scheduling", jobs.map { job in
-                (job, coordinator.withScheduler { $0.nextSlot(job) }.map(iso) ?? "-")
+                (job, coordinator.withScheduler { $0.nextSlot(job) }.map(ISODate.string) ?? "-")
             })
             return actions
         } catch {
@@ -131,10 +131,4 @@ struct SchedulerService {
             return coordinator.withScheduler { $0.becameLeader(lastSlots: [:], paused: [], now: Date()) }
         }
     }
-}
-
-func iso(_ date: Date) -> String {
-    let formatter = ISO8601DateFormatter()
-    formatter.formatOptions = [.withInternetDateTime]
-    return formatter.string(from: date)
 }

@@ -110,3 +110,30 @@ extension Substring {
         return String(s)
     }
 }
+
+extension HTTPClient {
+    /// Sends `request` under `policy`: network errors, 429 and 5xx are tried again after the policy's delay
+    /// (`Retry-After` wins); any other answer, or the last one, is returned as it is. `onRetry` hears of each failed
+    /// attempt before the wait. Throws only when the last attempt got no answer at all.
+    public func send(_ request: HTTPRequest, retrying policy: RetryPolicy,
+                     onRetry: (_ attempt: Int, _ outcome: Result<HTTPResponse, HTTPError>, _ delay: Double) -> Void = { _, _, _ in })
+        throws(HTTPError) -> (response: HTTPResponse, attempts: Int) {
+        var attempt = 0
+        while true {
+            attempt += 1
+            let outcome: Result<HTTPResponse, HTTPError>
+            do {
+                let response = try send(request)
+                guard RetryPolicy.isRetryable(status: response.status), attempt < policy.maxAttempts else { return (response, attempt) }
+                outcome = .success(response)
+            } catch {
+                guard attempt < policy.maxAttempts else { throw error }
+                outcome = .failure(error)
+            }
+            let retryAfter = (try? outcome.get())?.header("retry-after")
+            let delay = policy.delay(afterAttempt: attempt, retryAfter: retryAfter)
+            onRetry(attempt, outcome, delay)
+            usleep(UInt32(delay * 1_000_000))
+        }
+    }
+}

@@ -43,7 +43,7 @@ public struct AppleSecretJob: Job {
             let days = status.daysLeft ?? 0
             if days <= 0 {
                 alerts.append(("apple-secret-expired", "apple-secret:\(hash):expired:\(context.runID)", "critical",
-                               "Sign in with Apple: the client secret EXPIRED on \(iso(secret.expiresAt)); users see \"Unable to exchange external code\". Rotate it now: steward apple-secret generate --push"))
+                               "Sign in with Apple: the client secret EXPIRED on \(ISODate.string(secret.expiresAt)); users see \"Unable to exchange external code\". Rotate it now: steward apple-secret generate --push"))
             } else {
                 let crossed = apple.remindDays.filter { Double($0) >= days }
                 // Each threshold fires once; when several are crossed at once, one message names the nearest.
@@ -51,7 +51,7 @@ public struct AppleSecretJob: Job {
                     for threshold in crossed {
                         alerts.append(("apple-secret-expiry", "apple-secret:\(hash):\(threshold)", threshold <= 3 ? "critical" : "warning",
                                        threshold == nearest
-                                        ? "Sign in with Apple: the client secret expires in \(Int(days.rounded(.down))) day(s), on \(iso(secret.expiresAt)). Rotate it before then: steward apple-secret generate --push"
+                                        ? "Sign in with Apple: the client secret expires in \(Int(days.rounded(.down))) day(s), on \(ISODate.string(secret.expiresAt)). Rotate it before then: steward apple-secret generate --push"
                                         : ""))
                     }
                 }
@@ -60,7 +60,7 @@ public struct AppleSecretJob: Job {
                 let rotated = try await Self.rotate(apple, database: context.database, logger: log)
                 summary.set("rotated", 1)
                 alerts.append(("apple-secret-rotated", "apple-secret:\(rotated.hash):rotated", "info",
-                               "Sign in with Apple: rotated the client secret (kid \(rotated.secret.keyID)); the new one expires on \(iso(rotated.secret.expiresAt))."))
+                               "Sign in with Apple: rotated the client secret (kid \(rotated.secret.keyID)); the new one expires on \(ISODate.string(rotated.secret.expiresAt))."))
             }
         }
 
@@ -101,7 +101,7 @@ public struct AppleSecretJob: Job {
             throw AppleSecretStatus.Failure(description: "pushed a new Apple secret, but the project reports another hash (\(live?.prefix(12) ?? "none")…): check the Management API")
         }
         try await AppleSecretStatus.record(secret, hash: hash, delivered: "management-api", database: database)
-        logger.notice("rotated the Sign in with Apple client secret", [("kid", secret.keyID), ("expires", iso(secret.expiresAt))])
+        logger.notice("rotated the Sign in with Apple client secret", [("kid", secret.keyID), ("expires", ISODate.string(secret.expiresAt))])
         return (secret, hash)
     }
 
@@ -109,25 +109,15 @@ public struct AppleSecretJob: Job {
     static func postWebhook(_ url: String, text: String, logger: Logger) async -> Bool {
         let body = Array(JSON.object([("text", .string(text))]).rendered.utf8)
         return (try? await AppleSecretStatus.onOwnThread { () -> Bool in
-            let client = HTTPClient()
-            let retry = RetryPolicy()
-            for attempt in 1...3 {
-                if let response = try? client.send(HTTPRequest(method: "POST", url: url, headers: [("Content-Type", "application/json")], body: body)),
-                   (200...299).contains(response.status) {
-                    return true
-                }
-                if attempt < 3 { usleep(UInt32(min(retry.delay(afterAttempt: attempt, retryAfter: nil), 2) * 1_000_000)) }
-            }
-            return false
+            var policy = RetryPolicy()
+            policy.maxAttempts = 3
+            policy.maxDelaySeconds = 2
+            let request = HTTPRequest(method: "POST", url: url, headers: [("Content-Type", "application/json")], body: body)
+            guard let answer = try? HTTPClient().send(request, retrying: policy) else { return false }
+            return (200...299).contains(answer.response.status)
         }).map { ok in
-            if !ok { logger.error("webhook failed after 3 attempts; the alert is recorded and the job goes on") }
+            if !ok { logger.error("webhook failed (tried up to 3 times: network errors, 429 and 5xx are retried); the alert is recorded and the job goes on") }
             return ok
         } ?? false
     }
-}
-
-func iso(_ date: Date) -> String {
-    let formatter = ISO8601DateFormatter()
-    formatter.formatOptions = [.withInternetDateTime]
-    return formatter.string(from: date)
 }

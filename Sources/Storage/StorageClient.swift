@@ -87,29 +87,24 @@ public final class StorageClient: @unchecked Sendable {
     /// One call with retries: network errors, 429 and 5xx wait and try again (honouring `Retry-After`).
     private func send(_ method: String, _ path: String, body: [UInt8]?, headers: [(String, String)]) throws(StorageError) -> HTTPResponse {
         let request = HTTPRequest(method: method, url: baseURL + path, headers: authHeaders + headers, body: body)
-        var attempt = 0
-        while true {
-            attempt += 1
-            requestCount += 1
-            let failure: StorageError
-            var retryAfter: String?
-            let retryable: Bool
-            do {
-                let response = try http.send(request)
-                if (200...299).contains(response.status) { return response }
-                failure = StorageError.from(request: request.summary, status: response.status, body: response.body)
-                retryAfter = response.header("retry-after")
-                retryable = RetryPolicy.isRetryable(status: response.status)
-            } catch {
-                failure = StorageError(kind: .network, request: request.summary, httpStatus: nil, statusCode: nil, error: nil, message: error.message)
-                retryable = true
+        let result: (response: HTTPResponse, attempts: Int)
+        do {
+            result = try http.send(request, retrying: retry) { attempt, outcome, delay in
+                requestCount += 1
+                let reason = (try? outcome.get()).map { StorageError.from(request: request.summary, status: $0.status, body: $0.body).description }
+                    ?? "\(request.summary): no answer"
+                logger.warning("storage request failed; retrying", [("request", request.summary), ("error", reason),
+                                                                    ("attempt", String(attempt)), ("retry_in_s", String(format: "%.2f", delay))])
             }
-            guard retryable, attempt < retry.maxAttempts else { throw failure }
-            let delay = retry.delay(afterAttempt: attempt, retryAfter: retryAfter)
-            logger.warning("storage request failed; retrying", [("request", request.summary), ("error", failure.description),
-                                                                ("attempt", String(attempt)), ("retry_in_s", String(format: "%.2f", delay))])
-            usleep(UInt32(delay * 1_000_000))
+        } catch {
+            requestCount += 1
+            throw StorageError(kind: .network, request: request.summary, httpStatus: nil, statusCode: nil, error: nil, message: error.message)
         }
+        requestCount += 1
+        guard (200...299).contains(result.response.status) else {
+            throw StorageError.from(request: request.summary, status: result.response.status, body: result.response.body)
+        }
+        return result.response
     }
 
     static func escape(_ segment: String) -> String {

@@ -45,11 +45,11 @@ enum AppleSecretStatusCommand: StewardCommand {
         case .known(let secret, let hash):
             let days = status.daysLeft ?? 0
             lines.append("source: \(status.source); the secret Steward knows (hash \(hash.prefix(12))…)")
-            lines.append("issued \(iso8601(secret.issuedAt)), expires \(iso8601(secret.expiresAt)): " + (days > 0 ? "\(Int(days.rounded(.down))) day(s) left" : "EXPIRED"))
+            lines.append("issued \(ISODate.string(secret.issuedAt)), expires \(ISODate.string(secret.expiresAt)): " + (days > 0 ? "\(Int(days.rounded(.down))) day(s) left" : "EXPIRED"))
             if !secret.teamID.isEmpty { lines.append("claims: iss \(secret.teamID), sub \(secret.servicesID), kid \(secret.keyID)") }
             lines += status.mismatches.map { "MISMATCH: \($0)" }
-            fields += [("state", .string(days > 0 ? "valid" : "expired")), ("iat", .string(iso8601(secret.issuedAt))),
-                       ("exp", .string(iso8601(secret.expiresAt))), ("days_left", .number(days.rounded(.down))), ("kid", .string(secret.keyID)),
+            fields += [("state", .string(days > 0 ? "valid" : "expired")), ("iat", .string(ISODate.string(secret.issuedAt))),
+                       ("exp", .string(ISODate.string(secret.expiresAt))), ("days_left", .number(days.rounded(.down))), ("kid", .string(secret.keyID)),
                        ("iss", .string(secret.teamID)), ("sub", .string(secret.servicesID)), ("mismatches", .strings(status.mismatches))]
             if days < Double(apple.remindDays.max() ?? 30) || !status.mismatches.isEmpty { code = .drift }
         }
@@ -95,11 +95,11 @@ enum AppleSecretGenerateCommand: StewardCommand {
             FileDescriptorWriter.write(secret.token, to: fd)
             close(fd)
             try await AppleSecretStatus.record(secret, hash: hash, delivered: "generated", database: session)
-            Output.print("wrote a secret to \(out) (mode 600), expires \(iso8601(secret.expiresAt))")
+            Output.print("wrote a secret to \(out) (mode 600), expires \(ISODate.string(secret.expiresAt))")
         }
         if push {
             let rotated = try await AppleSecretJobPush.push(secret, apple: apple, session: session)
-            Output.print("pushed the secret to project \(apple.projectRef ?? "?") and verified its hash (\(rotated.prefix(12))…); expires \(iso8601(secret.expiresAt))")
+            Output.print("pushed the secret to project \(apple.projectRef ?? "?") and verified its hash (\(rotated.prefix(12))…); expires \(ISODate.string(secret.expiresAt))")
         }
         await session.reset()
         return .ok

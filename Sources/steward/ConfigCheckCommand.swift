@@ -22,23 +22,17 @@ enum ConfigCheckCommand: StewardCommand {
                 ("jobs", .array(settings.jobs.map { job in
                     .object([("name", .string(job.settings.name)), ("enabled", .bool(job.settings.enabled)),
                              ("schedule", .string(job.settings.schedule.description)),
-                             ("next", .string(iso8601(job.settings.schedule.next(after: now))))])
+                             ("next", .string(ISODate.string(job.settings.schedule.next(after: now))))])
                 })),
             ]).rendered)
         } else {
             var text = "ok: \(settings.path ?? "(no file)") is valid\n\njobs:\n"
             for job in settings.jobs {
                 text += "  \(job.settings.name.padding(16))\(job.settings.enabled ? "enabled " : "disabled")  \(job.settings.schedule.description.padding(26))"
-                    + (job.settings.enabled ? "next \(iso8601(job.settings.schedule.next(after: now)))" : "") + "\n"
+                    + (job.settings.enabled ? "next \(ISODate.string(job.settings.schedule.next(after: now)))" : "") + "\n"
             }
             Output.print(text)
         }
         return .ok
     }
-}
-
-func iso8601(_ date: Date) -> String {
-    let formatter = ISO8601DateFormatter()
-    formatter.formatOptions = [.withInternetDateTime]
-    return formatter.string(from: date)
 }

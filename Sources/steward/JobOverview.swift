@@ -41,7 +41,7 @@ struct JobOverview {
         let jobs = try rows.map { row in
             let name = try row.decode(String.self, at: 0)
             let configured = settings?.jobs.first { $0.settings.name == name }
-            let next = configured.flatMap { $0.settings.enabled ? iso8601($0.settings.schedule.next(after: now)) : "disabled" }
+            let next = configured.flatMap { $0.settings.enabled ? ISODate.string($0.settings.schedule.next(after: now)) : "disabled" }
             return JobLine(name: name, lastStatus: try row.decode(String?.self, at: 1), lastStarted: try row.decode(String?.self, at: 2),
                            lastSuccess: try row.decode(String?.self, at: 3), next: next)
         }
