@@ -7,6 +7,9 @@ public struct RetryPolicy: Sendable {
 
     public init() {}
 
+    /// A single attempt: the caller decides when to try again.
+    public static var once: RetryPolicy { var policy = RetryPolicy(); policy.maxAttempts = 1; return policy }
+
     /// Whether a response with `status` may succeed if tried again.
     public static func isRetryable(status: Int) -> Bool { status == 429 || (500...599).contains(status) }
 

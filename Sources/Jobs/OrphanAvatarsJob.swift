@@ -1,5 +1,6 @@
 import Config
 import Foundation
+import HTTP
 import Logging
 import Postgres
 import Scheduler
@@ -27,6 +28,13 @@ public struct OrphanAvatarsJob: Job {
         },
         JobOption("max_per_run", default: "10000", help: "refuse when there are more candidates than this") { Int($0).map { $0 >= 1 ? nil : "at least 1" } ?? "not a whole number" },
         JobOption("keep_prefixes", default: "", help: "name prefixes never deleted, comma-separated (e.g. defaults/)"),
+        JobOption("fence", default: "on", help: "lock the reference tables against writes (SHARE mode) while each DELETE is sent: on or off") {
+            ["on", "off"].contains($0) ? nil : "on or off"
+        },
+        JobOption("fence_wait", default: "2s", help: "how long to wait for the fence before trying the batch again later") { value in
+            guard let s = try? Schedule.seconds(inDuration: value) else { return "\"\(value)\" is not a duration such as 2s" }
+            return (1...60).contains(s) ? nil : "from 1s to 60s"
+        },
         JobOption("references", default: "public.profiles.avatar_url", help: "columns holding references, schema.table.column, comma-separated") { value in
             value.split(separator: ",").allSatisfy { $0.split(separator: ".").count == 3 } ? nil : "each reference must be schema.table.column"
         },
@@ -42,6 +50,8 @@ public struct OrphanAvatarsJob: Job {
     let maxPerRun: Int
     let keepPrefixes: [String]
     let references: [(schema: String, table: String, column: String)]
+    let fence: Bool
+    let fenceWaitMilliseconds: Int
     let storageURL: String?
     let keyFile: String?
 
@@ -58,6 +68,8 @@ public struct OrphanAvatarsJob: Job {
         maxFraction = Double(settings.value("max_fraction")) ?? 0.5
         maxPerRun = Int(settings.value("max_per_run")) ?? 10000
         keepPrefixes = list("keep_prefixes")
+        fence = settings.value("fence") != "off"
+        fenceWaitMilliseconds = 1000 * Int((try? Schedule.seconds(inDuration: settings.value("fence_wait"))) ?? 2)
         references = list("references").map { reference in
             let parts = reference.split(separator: ".").map(String.init)
             return (parts[0], parts[1], parts[2])
@@ -289,22 +301,24 @@ public struct OrphanAvatarsJob: Job {
         var failure: String?
     }
 
-    /// One batch: re-check the names against the references as they are now, record the intent, ask Storage,
-    /// record what it says it deleted; names it did not delete are tried again (three attempts in all).
+    /// How many times one batch is sent before the run reports it failed.
+    static let attemptsPerBatch = 5
+
+    /// One batch: re-check the names against the references, record the intent, then inside the fence (the reference
+    /// tables locked against writes) re-check once more and send one DELETE; record what Storage says it deleted.
+    /// Names it did not delete are tried again; waits between attempts happen outside the fence.
     private func deleteBatch(_ batch: [Candidate], bucket: String, runID: Int64, db: DatabaseSession, storage: StorageSession,
                              logger: Logger) async throws -> BatchOutcome {
         var outcome = BatchOutcome()
         var remaining = batch
-        for attempt in 1...3 {
+        var lastFailure: String?
+        for attempt in 1...Self.attemptsPerBatch {
             let names = remaining.map(\.name)
             let referenced = try await db.run { [self] c in try referencedNow(c, bucket: bucket, names: names) }
-            if !referenced.isEmpty {
-                logger.notice("kept: referenced again since the scan", [("bucket", bucket), ("count", String(referenced.count))])
-                outcome.rescued += Int64(referenced.count)
-                remaining.removeAll { referenced.contains($0.name) }
-            }
+            rescue(referenced, from: &remaining, outcome: &outcome, bucket: bucket, logger: logger)
             if remaining.isEmpty { return outcome }
             let pending = remaining
+            // The intent is committed before anything can be deleted, so a crash mid-request loses no audit row.
             try await db.run { c in
                 _ = try c.query("""
                     insert into steward.deleted_objects (run_id, bucket_id, name, size, owner, object_created_at)
@@ -314,23 +328,16 @@ public struct OrphanAvatarsJob: Job {
                     """, [runID, bucket, pending.map(\.name), pending.map { String($0.size) },
                           pending.map { $0.owner ?? "" }, pending.map { String($0.createdAt ?? 0) }])
             }
-            var confirmed: Set<String> = []
-            var failure: String?
-            do {
-                let names = pending.map(\.name)
-                let answer = try await storage.run { try $0.deleteObjects(bucket: bucket, names: names) }
-                confirmed = Set(answer.map(\.name))
-            } catch {
-                failure = "\(error)"
-                logger.error("delete request failed", [("bucket", bucket), ("names", String(pending.count)), ("attempt", String(attempt)), ("error", "\(error)")])
-            }
+            let fenced = try await db.run { [self] c in try fencedDelete(c, pending: pending.map(\.name), bucket: bucket, runID: runID, storage: storage) }
+            rescue(fenced.referenced, from: &remaining, outcome: &outcome, bucket: bucket, logger: logger)
+            let sent = remaining
             // Settle the intent rows: what Storage confirmed is deleted; the rest is checked against storage.objects
             // (gone: the answer was lost on the way; still there: not deleted, tried again).
-            let stillThere: Set<String> = try await db.run { [confirmed] c in
+            let stillThere: Set<String> = try await db.run { [confirmed = fenced.confirmed] c in
                 try c.transaction { c in
                     _ = try c.query("update steward.deleted_objects set deleted_at = now() where run_id = $1 and bucket_id = $2 and name = any($3::text[])",
                                     [runID, bucket, Array(confirmed)])
-                    let unconfirmed = pending.map(\.name).filter { !confirmed.contains($0) }
+                    let unconfirmed = sent.map(\.name).filter { !confirmed.contains($0) }
                     let present = Set(try c.query("select name from storage.objects where bucket_id = $1 and name = any($2::text[])", [bucket, unconfirmed])
                         .rows.map { try $0.decode(String.self, at: 0) })
                     _ = try c.query("update steward.deleted_objects set deleted_at = now() where run_id = $1 and bucket_id = $2 and name = any($3::text[])",
@@ -340,20 +347,86 @@ public struct OrphanAvatarsJob: Job {
                     return present
                 }
             }
-            let done = pending.filter { !stillThere.contains($0.name) }
-            outcome.deleted += Int64(done.filter { confirmed.contains($0.name) }.count)
-            outcome.answerLost += Int64(done.filter { !confirmed.contains($0.name) }.count)
+            let done = sent.filter { !stillThere.contains($0.name) }
+            outcome.deleted += Int64(done.filter { fenced.confirmed.contains($0.name) }.count)
+            outcome.answerLost += Int64(done.filter { !fenced.confirmed.contains($0.name) }.count)
             outcome.bytes += done.reduce(0) { $0 + $1.size }
-            remaining = pending.filter { stillThere.contains($0.name) }
+            remaining = sent.filter { stillThere.contains($0.name) }
             if remaining.isEmpty { return outcome }
-            outcome.partial = true
-            logger.warning("batch not fully deleted; trying the rest again", [("bucket", bucket), ("left", String(remaining.count)),
+            if let failure = fenced.failure {
+                lastFailure = failure.text
+                guard failure.retryable, attempt < Self.attemptsPerBatch else { break }
+                let delay = RetryPolicy().delay(afterAttempt: attempt, retryAfter: failure.retryAfter)
+                logger.warning("delete request failed; retrying", [("bucket", bucket), ("names", String(remaining.count)), ("attempt", String(attempt)),
+                                                                   ("retry_in_s", String(format: "%.2f", delay)), ("error", failure.text)])
+                try await Task.sleep(for: .seconds(delay))
+            } else {
+                outcome.partial = true
+                logger.warning("batch not fully deleted; retrying the rest", [("bucket", bucket), ("left", String(remaining.count)),
                                                                              ("attempt", String(attempt))])
-            if attempt == 3 {
-                outcome.failure = "\(remaining.count) object(s) in \(bucket) still there after 3 attempts" + (failure.map { " (last error: \($0))" } ?? "")
             }
         }
+        outcome.failure = "\(remaining.count) object(s) in \(bucket) still there after \(Self.attemptsPerBatch) attempts"
+            + (lastFailure.map { " (last error: \($0))" } ?? "")
         return outcome
+    }
+
+    /// Drops the names a reference points to from `remaining`, counting them as kept.
+    private func rescue(_ referenced: Set<String>, from remaining: inout [Candidate], outcome: inout BatchOutcome, bucket: String, logger: Logger) {
+        guard !referenced.isEmpty else { return }
+        logger.notice("kept: referenced again since the scan", [("bucket", bucket), ("count", String(referenced.count))])
+        outcome.rescued += Int64(referenced.count)
+        remaining.removeAll { referenced.contains($0.name) }
+    }
+
+    /// Why one fenced request deleted nothing.
+    struct FenceFailure: Sendable {
+        let text: String
+        let retryable: Bool
+        let retryAfter: String?
+    }
+
+    /// What happened inside the fence: names found referenced (and left alone), names Storage confirmed, or why not.
+    struct FencedOutcome: Sendable {
+        var referenced: Set<String> = []
+        var confirmed: Set<String> = []
+        var failure: FenceFailure?
+    }
+
+    /// The fence: in one transaction, the reference tables are locked in SHARE mode (reads go on, writes wait), the names
+    /// are re-checked, their intent rows dropped if referenced, and one DELETE request is sent before the lock is let go.
+    /// Nothing that a reference points to at the moment of deletion can be deleted. Runs on the database session's queue.
+    private func fencedDelete(_ c: Connection, pending: [String], bucket: String, runID: Int64, storage: StorageSession) throws -> FencedOutcome {
+        do {
+            return try c.transaction { c in
+                var outcome = FencedOutcome()
+                if fence {
+                    _ = try c.query("select set_config('lock_timeout', $1, true)", ["\(fenceWaitMilliseconds)ms"])
+                    for reference in Set(references.map { "\($0.schema).\($0.table)" }).sorted() {
+                        let parts = reference.split(separator: ".").map(String.init)
+                        _ = try c.execute("lock table \(try c.quoteIdentifier(parts[0])).\(try c.quoteIdentifier(parts[1])) in share mode")
+                    }
+                }
+                outcome.referenced = try referencedNow(c, bucket: bucket, names: pending)
+                if !outcome.referenced.isEmpty {
+                    _ = try c.query("delete from steward.deleted_objects where run_id = $1 and bucket_id = $2 and deleted_at is null and name = any($3::text[])",
+                                    [runID, bucket, Array(outcome.referenced)])
+                }
+                let names = pending.filter { !outcome.referenced.contains($0) }
+                guard !names.isEmpty else { return outcome }
+                do {
+                    let answer = try storage.runBlocking { try $0.deleteObjects(bucket: bucket, names: names, retrying: .once) }
+                    outcome.confirmed = Set(answer.map(\.name))
+                } catch let error as StorageError {
+                    outcome.failure = FenceFailure(text: error.description, retryable: error.isRetryable, retryAfter: error.retryAfter)
+                }
+                return outcome
+            }
+        } catch let error as PostgresError where error.sqlState == "55P03" {
+            // The fence could not be had in time (long app transactions on a reference table): nothing was sent.
+            return FencedOutcome(failure: FenceFailure(text: "the reference tables stayed locked by other transactions for \(fenceWaitMilliseconds) ms (fence_wait)",
+                                                       retryable: true, retryAfter: nil))
+        }
     }
 
     /// The names of `names` that a reference points to right now (a fresh snapshot, just before deleting).

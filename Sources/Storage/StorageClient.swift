@@ -49,9 +49,11 @@ public final class StorageClient: @unchecked Sendable {
     }
 
     /// `DELETE /object/{bucket}` with exact names: returns what Storage says it deleted (missing names are left out).
-    public func deleteObjects(bucket: String, names: [String]) throws(StorageError) -> [DeletedObject] {
+    /// `retrying` replaces the client's policy (`.once` for a caller that must not wait while it holds a lock).
+    public func deleteObjects(bucket: String, names: [String], retrying: RetryPolicy? = nil) throws(StorageError) -> [DeletedObject] {
         let body = Array(JSON.object([("prefixes", .strings(names))]).rendered.utf8)
-        let response = try send("DELETE", "/object/\(Self.escape(bucket))", json: body)
+        let response = try send("DELETE", "/object/\(Self.escape(bucket))", body: body, headers: [("Content-Type", "application/json")],
+                                retrying: retrying)
         guard let items = JSONValue.parse(response.body)?.array else {
             throw StorageError(kind: .unexpected, request: "DELETE \(baseURL)/object/\(bucket)", httpStatus: response.status,
                                statusCode: nil, error: nil, message: "the answer is not a JSON array")
@@ -85,11 +87,12 @@ public final class StorageClient: @unchecked Sendable {
     }
 
     /// One call with retries: network errors, 429 and 5xx wait and try again (honouring `Retry-After`).
-    private func send(_ method: String, _ path: String, body: [UInt8]?, headers: [(String, String)]) throws(StorageError) -> HTTPResponse {
+    private func send(_ method: String, _ path: String, body: [UInt8]?, headers: [(String, String)],
+                      retrying: RetryPolicy? = nil) throws(StorageError) -> HTTPResponse {
         let request = HTTPRequest(method: method, url: baseURL + path, headers: authHeaders + headers, body: body)
         let result: (response: HTTPResponse, attempts: Int)
         do {
-            result = try http.send(request, retrying: retry) { attempt, outcome, delay in
+            result = try http.send(request, retrying: retrying ?? retry) { attempt, outcome, delay in
                 requestCount += 1
                 let reason = (try? outcome.get()).map { StorageError.from(request: request.summary, status: $0.status, body: $0.body).description }
                     ?? "\(request.summary): no answer"
@@ -102,7 +105,9 @@ public final class StorageClient: @unchecked Sendable {
         }
         requestCount += 1
         guard (200...299).contains(result.response.status) else {
-            throw StorageError.from(request: request.summary, status: result.response.status, body: result.response.body)
+            var error = StorageError.from(request: request.summary, status: result.response.status, body: result.response.body)
+            error.retryAfter = result.response.header("retry-after")
+            throw error
         }
         return result.response
     }

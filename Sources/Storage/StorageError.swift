@@ -21,6 +21,11 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
     public let statusCode: String?
     public let error: String?
     public let message: String
+    /// The server's `Retry-After` (seconds) on a 429 or 503, for a caller that waits before trying again itself.
+    public var retryAfter: String? = nil
+
+    /// Whether the same request may succeed later (no answer, rate limited, a server error).
+    public var isRetryable: Bool { kind == .network || kind == .rateLimited || kind == .server }
 
     public var description: String {
         var text = "\(request): \(kind.rawValue)"

@@ -16,4 +16,10 @@ public final class StorageSession: @unchecked Sendable {
             queue.async { [client] in continuation.resume(with: Result { try body(client) }) }
         }
     }
+
+    /// Runs `body` with the client on the session's queue and waits for it: for callers already off the cooperative
+    /// pool (a database session's queue) that must make the request inside their own critical section.
+    public func runBlocking<T>(_ body: (StorageClient) throws -> T) rethrows -> T {
+        try queue.sync { try body(client) }
+    }
 }

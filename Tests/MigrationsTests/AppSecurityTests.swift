@@ -10,17 +10,7 @@ import TestSupport
 struct AppSecurityTests {
     /// One request as PostgREST makes it: a transaction with the role and JWT claims set locally.
     func request<T>(_ db: TestDatabase, as user: String?, _ body: (Connection) throws -> T) throws -> T {
-        let c = try db.connect(as: "authenticator")
-        return try c.transaction { c in
-            if let user {
-                try c.execute("set local role authenticated")
-                try c.query("select set_config('request.jwt.claims', $1, true)", ["{\"sub\":\"\(user)\",\"role\":\"authenticated\"}"])
-            } else {
-                try c.execute("set local role anon")
-                try c.query("select set_config('request.jwt.claims', '{\"role\":\"anon\"}', true)")
-            }
-            return try body(c)
-        }
+        try db.request(as: user, body)
     }
 
     func migrated(_ mode: TestDatabase.GrantMode = .modern, _ body: (TestDatabase, String, String) throws -> Void) throws {

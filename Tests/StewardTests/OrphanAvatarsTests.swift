@@ -309,6 +309,24 @@ struct OrphanAvatarsTests {
             #expect(try user.deleteObjects(bucket: "avatars", names: ["mine.jpeg"]).map(\.name) == ["mine.jpeg"])
         }
     }
+
+    @Test("avatar integrity, opt in: a save pointing at a missing object is refused with the app's message; others pass")
+    func avatarIntegrity() throws {
+        try AvatarWorld.with { w in
+            let applied = try StewardProcess.run(["migrate", "--database-url", w.db.url, "--include", TestEnvironment.root + "/sql/optional/avatar-integrity"])
+            #expect(applied.exitCode == 0, "\(applied.output)")
+            try w.storage.upload(["there.jpeg"])
+            try w.reference(0, "there.jpeg")
+            try w.reference(1, "https://x.supabase.co/storage/v1/object/public/avatars/there.jpeg?t=1")
+            try w.reference(2, "https://lh3.googleusercontent.com/a/face.jpeg")
+            try w.reference(3, nil)
+            let refused = #expect(throws: PostgresError.self) { try w.reference(4, "gone.jpeg") }
+            #expect(refused?.sqlState == "23503")
+            #expect(refused?.message.contains("upload it again") == true)
+            #expect(refused?.detail == "avatars/gone.jpeg does not exist")
+            #expect(throws: PostgresError.self) { try w.reference(4, "https://x.supabase.co/storage/v1/object/public/avatars/gone.jpeg") }
+        }
+    }
 }
 
 @Suite("references and Storage URLs")

@@ -46,6 +46,22 @@ public final class TestDatabase: Sendable {
         try admin.execute("drop database if exists \(name) with (force)")
     }
 
+    /// One request as the Data API makes it: a transaction on `connection` (a new `authenticator` login if nil)
+    /// with the role and JWT claims set locally: `authenticated` for `user`, `anon` for nil.
+    public func request<T>(as user: String?, on connection: Connection? = nil, _ body: (Connection) throws -> T) throws -> T {
+        let c = try connection ?? connect(as: "authenticator")
+        return try c.transaction { c in
+            if let user {
+                try c.execute("set local role authenticated")
+                try c.query("select set_config('request.jwt.claims', $1, true)", ["{\"sub\":\"\(user)\",\"role\":\"authenticated\"}"])
+            } else {
+                try c.execute("set local role anon")
+                try c.query("select set_config('request.jwt.claims', '{\"role\":\"anon\"}', true)")
+            }
+            return try body(c)
+        }
+    }
+
     /// Signs a user up the way the Auth server does: an insert into `auth.users` as `supabase_auth_admin`.
     @discardableResult
     public func signUp(email: String, metadata: String = "{}", id: String = UUID().uuidString.lowercased()) throws -> String {

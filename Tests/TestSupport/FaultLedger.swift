@@ -1,0 +1,18 @@
+import Foundation
+
+/// The figures a fault or load test reports (runs, faults injected, objects checked, losses) for the closing table
+/// that `scripts/test.sh` prints: one JSON line each, appended to the file named by `STEWARD_FAULT_LEDGER`.
+public enum FaultLedger {
+    /// Appends one scenario's figures; a no-op when no ledger is set (a test run by hand).
+    public static func record(_ scenario: String, runs: Int, faults: Int, objectsChecked: Int, losses: Int) {
+        guard let path = ProcessInfo.processInfo.environment["STEWARD_FAULT_LEDGER"] else { return }
+        let line: [String: Any] = ["scenario": scenario, "runs": runs, "faults": faults, "objects_checked": objectsChecked, "losses": losses]
+        guard var data = try? JSONSerialization.data(withJSONObject: line, options: [.sortedKeys]) else { return }
+        data.append(0x0A)
+        // O_APPEND: each short line lands whole even when tests record at the same time.
+        let fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        _ = data.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+    }
+}
