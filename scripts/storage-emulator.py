@@ -66,7 +66,7 @@ class StorageError(Exception):
 
 def connection():
     conn = getattr(LOCAL, "conn", None)
-    if conn is None or conn.closed:
+    if conn is None or conn.closed or conn.broken:
         conn = psycopg.connect(ARGS.database_url, autocommit=False)
         LOCAL.conn = conn
     return conn

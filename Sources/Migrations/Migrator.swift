@@ -166,8 +166,11 @@ public struct Migrator {
             }
         } catch let error as PostgresError {
             let location = error.position.map { file.location(ofOffset: $0 - 1) }
-            throw MigrationError.statementFailed(file: file.fileName, location: location, error,
-                outcome: "nothing from \(file.fileName) was applied (its transaction was rolled back); later files were not tried")
+            let outcome = error.kind == .connectionLost
+                ? "the connection to the server was lost while applying \(file.fileName) (a restart, failover or network cut): the file and its "
+                  + "history row commit together, so it is either wholly applied or not at all, and the next run sees which; run again once the server is back"
+                : "nothing from \(file.fileName) was applied (its transaction was rolled back); later files were not tried"
+            throw MigrationError.statementFailed(file: file.fileName, location: location, error, outcome: outcome)
         }
     }
 

@@ -30,7 +30,7 @@ public final class StorageEmulator: @unchecked Sendable {
         process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", TestEnvironment.root + "/scripts/storage-emulator.py", "--port", String(port),
-                             "--database-url", TestEnvironment.url(database: database.name, role: "supabase_storage_admin"),
+                             "--database-url", database.url(role: "supabase_storage_admin"),
                              "--data-dir", dataDirectory, "--jwt-secret", jwtSecret, "--secret-key", secretKey] + (hardLimits ? ["--hard-limits"] : [])
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice

@@ -18,6 +18,9 @@ public final class TestCluster: @unchecked Sendable {
     /// The URL of the cluster's app database as `postgres`.
     public var url: String { "postgresql://postgres:steward-local@127.0.0.1:\(port)/steward_app" }
 
+    /// The app database, for fixtures that take a `TestDatabase` (the Storage emulator).
+    public var database: TestDatabase { TestDatabase(name: "steward_app", mode: .modern, hostAndPort: "127.0.0.1:\(port)") }
+
     /// Restarts the server the hard way (`pg_ctl restart -m immediate`): every connection breaks at once.
     public func restartImmediately() throws {
         let result = try Self.script(["crash-restart"], port: port, directory: directory)

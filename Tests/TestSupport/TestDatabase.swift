@@ -13,23 +13,29 @@ public final class TestDatabase: Sendable {
 
     public let name: String
     public let mode: GrantMode
+    /// The cluster it lives in (`127.0.0.1:54339`): the shared test cluster unless a test made its own.
+    public let hostAndPort: String
 
-    init(name: String, mode: GrantMode) {
+    init(name: String, mode: GrantMode, hostAndPort: String = TestEnvironment.hostAndPort) {
         self.name = name
         self.mode = mode
+        self.hostAndPort = hostAndPort
     }
 
+    /// The URL for `role` (the shim's roles all use the local password).
+    public func url(role: String) -> String { "postgresql://\(role):steward-local@\(hostAndPort)/\(name)" }
+
     /// The URL Steward uses: role `postgres` (not superuser, BYPASSRLS), as on the platform.
-    public var url: String { TestEnvironment.url(database: name) }
+    public var url: String { url(role: "postgres") }
 
     /// Connects as `role` (`postgres`, `authenticator`, `supabase_auth_admin`, …).
     public func connect(as role: String = "postgres") throws -> Connection {
-        try Connection(ConnectionString(TestEnvironment.url(database: name, role: role)))
+        try Connection(ConnectionString(url(role: role)))
     }
 
     /// Connects as the cluster superuser (for set-up that no platform role could do).
     public func connectAsAdmin() throws -> Connection {
-        try Connection(ConnectionString(TestEnvironment.adminURL + "/" + name))
+        try Connection(ConnectionString(url(role: "supabase_admin")))
     }
 
     /// Creates a database from the shim template.
