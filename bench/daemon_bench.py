@@ -14,6 +14,9 @@ DB = "bench_daemon"
 URL = f"postgresql://postgres:steward-local@127.0.0.1:{PORT}/{DB}"
 IDLE_SECONDS = int(os.environ.get("BENCH_IDLE_SECONDS", "60"))
 FIRE_SECONDS = int(os.environ.get("BENCH_FIRE_SECONDS", "30"))
+CRON_MINUTES = int(os.environ.get("BENCH_CRON_MINUTES", "10"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pg_cron  # noqa: E402
 
 
 def psql(url, sql):
@@ -102,6 +105,24 @@ def fire_delay(folder):
     return delays
 
 
+def minute_fire_delay(folder):
+    """Steward at odd minutes, pg_cron at even ones (never at once): each delay is past the minute it was due."""
+    if not pg_cron.installed():
+        return None
+    cron = pg_cron.PgCron()
+    try:
+        psql(URL, "delete from steward.job_runs")
+        proc, _ = start_daemon(folder, "[job.prune-history]\nschedule = 1-59/2 * * * *\nretention = 1d\n")
+        time.sleep(CRON_MINUTES * 60 + 5)
+        stop(proc)
+        ours = [float(x) for x in psql(URL, "select extract(epoch from started_at - scheduled_for) * 1000 from steward.job_runs "
+                                            "where trigger = 'schedule' and started_at is not null").split()]
+        theirs = cron.delays_ms()
+    finally:
+        cron.stop()
+    return ours, theirs
+
+
 class Echo(socketserver.StreamRequestHandler):
     def handle(self):
         self.rfile.readline()
@@ -150,6 +171,11 @@ def latency(sock_path, command, clients=100, per_client=20):
     return results
 
 
+def pg_cron_version():
+    out = subprocess.run(["dpkg-query", "-W", "-f=${Version}", "postgresql-15-cron"], capture_output=True, text=True).stdout
+    return out.split("-")[0] or "?"
+
+
 def main():
     psql(ADMIN, f"drop database if exists {DB} with (force)")
     psql(ADMIN, f"create database {DB} template steward_template_2026 owner postgres")
@@ -170,9 +196,10 @@ def main():
         threading.Thread(target=server.serve_forever, daemon=True).start()
         echo_lat = latency(echo_path, "help")
         server.shutdown()
+        minutes = minute_fire_delay(folder)
     psql(ADMIN, f"drop database if exists {DB} with (force)")
 
-    print(f"# steward run — {datetime.date.today()} — {platform.node()} ({os.cpu_count()} cores, {platform.machine()})\n")
+    print(f"## steward run — {datetime.date.today()} — {platform.node()} ({os.cpu_count()} cores, {platform.machine()})\n")
     print("| measure | steward | baseline (same run) | ratio |")
     print("|---|---|---|---|")
     print(f"| time to READY=1 (median of 7) | {ready:.0f} ms | {floor:.0f} ms (`psql -c 'select 1'`) | {ready / floor:.2f} |")
@@ -180,6 +207,11 @@ def main():
     print(f"| idle CPU over {IDLE_SECONDS} s | {cpu:.2f} % | {sleep_cpu:.2f} % (`sleep`) | - |")
     print(f"| fire delay p50 / p99 ({len(delays)} runs of @every 1s) | {pct(delays, 50):.1f} / {pct(delays, 99):.1f} ms "
           f"| 30000 ms mean (a 60 s poll from process start) | - |")
+    if minutes:
+        ours, theirs = minutes
+        print(f"| fire delay at minute slots, median / max ({len(ours)} vs {len(theirs)} slots, alternating minutes) "
+              f"| {statistics.median(ours):.1f} / {max(ours):.1f} ms | {statistics.median(theirs):.1f} / {max(theirs):.1f} ms "
+              f"(pg_cron {pg_cron_version()}) | {statistics.median(ours) / statistics.median(theirs):.2f} |")
     for label, lat in [("help (no database)", help_lat), ("jobs (reads history)", jobs_lat)]:
         print(f"| control `{label}` p50 / p99, 100 clients x 20 | {pct(lat, 50):.1f} / {pct(lat, 99):.1f} ms "
               f"| {pct(echo_lat, 50):.1f} / {pct(echo_lat, 99):.1f} ms (Python threaded echo server) | {pct(lat, 50) / pct(echo_lat, 50):.2f} |")

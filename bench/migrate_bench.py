@@ -92,7 +92,7 @@ def main():
         os.makedirs(small)
         many_small(small)
         rows += run_case("100 small", small, workdir)
-    print(f"# steward migrate against the floor and its peers — {datetime.date.today()} — {platform.node()} "
+    print(f"## steward migrate against the floor and its peers — {datetime.date.today()} — {platform.node()} "
           f"({os.cpu_count()} cores, {platform.machine()}), {ROUNDS} rounds, medians\n")
     print("| case | tool | full apply (ms) | vs psql -1 -f | no-op rerun (ms) | vs steward |")
     print("|---|---|---|---|---|---|")

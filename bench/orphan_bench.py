@@ -140,7 +140,7 @@ def main():
                 emu.kill()
         psql(ADMIN + "/postgres", f"drop database if exists {db} with (force)")
 
-    print(f"# orphan-avatars — {datetime.date.today()} — {platform.node()} ({os.cpu_count()} cores, {platform.machine()}), medians of 3\n")
+    print(f"## orphan-avatars — {datetime.date.today()} — {platform.node()} ({os.cpu_count()} cores, {platform.machine()}), medians of 3\n")
     print("| objects | candidates | steward scan (--dry-run) | bare anti-join SQL | ratio | peak RSS |")
     print("|---|---|---|---|---|---|")
     for r in rows:

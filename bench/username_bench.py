@@ -96,7 +96,7 @@ def main():
         summary = out
         rows.append((n, sorted(steward_times)[1], sorted(sql_times)[1], max(peaks), summary))
         psql(ADMIN + "/postgres", f"drop database if exists {db} with (force)")
-    print(f"# username-check — {datetime.date.today()} — {platform.node()} ({os.cpu_count()} cores, {platform.machine()}), median of 3\n")
+    print(f"## username-check — {datetime.date.today()} — {platform.node()} ({os.cpu_count()} cores, {platform.machine()}), median of 3\n")
     print("| profiles | steward (all 9 rules) | pure SQL (length, pattern, case duplicates) | ratio | steward peak RSS |")
     print("|---|---|---|---|---|")
     for n, s, q, peak, _ in rows:

@@ -145,7 +145,7 @@ class Handler(BaseHTTPRequestHandler):
                 FAULTS["rate_limit_next"] -= 1; action = "limit"
             elif FAULTS["fail_every"] and STATS["requests"] % FAULTS["fail_every"] == 0:
                 action = "fail"
-            if action:
+            if action or delay:
                 STATS["faults"] += 1
             retry_after = FAULTS["retry_after"]
         if delay:
@@ -154,6 +154,9 @@ class Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             self.connection.shutdown(2)
             return True
+        if action:
+            # Read the request body first, as a real server does: left unread it would be taken for the next request.
+            self.body()
         if action == "fail":
             self.reply(500, {"statusCode": "500", "error": "internal", "message": "injected internal error", "code": "InternalError"})
             return True

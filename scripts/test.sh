@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test against a real, throwaway PostgreSQL: installs the Debian packages it needs,
-# starts a local cluster with the Supabase shim (its own folder and port), runs `swift test`, stops the cluster.
+# starts a local cluster with the Supabase shim (its own folder and port), runs `swift test`, stops the cluster,
+# and ends with the fault and load suite's figures (runs, faults injected, objects checked, losses: must be 0).
 #
 #   scripts/test.sh                 all tests
 #   scripts/test.sh --filter Adopt  what swift test --filter selects
@@ -16,5 +17,12 @@ trap 'scripts/local-db.sh stop' EXIT
 STEWARD_TEST_ADMIN_URL=$(scripts/local-db.sh admin-url); export STEWARD_TEST_ADMIN_URL=${STEWARD_TEST_ADMIN_URL%/postgres}
 STEWARD_TEST_CA=$(scripts/local-db.sh ca); export STEWARD_TEST_CA
 
+# The fault and load tests write their figures here; the report at the end adds them up.
+export STEWARD_FAULT_LEDGER=$root/.build/fault-ledger.jsonl
+rm -f "$STEWARD_FAULT_LEDGER"
+
 swift build --build-tests
-swift test --skip-build "$@"
+status=0
+swift test --skip-build "$@" || status=$?
+python3 scripts/fault-report.py "$STEWARD_FAULT_LEDGER" || status=1
+exit "$status"

@@ -41,14 +41,21 @@ struct CommandLineTests {
         ("[database]\nurl = x\n[migrations]\nlock_wait = soon\n", ":4: [migrations] lock_wait: \"soon\" is not seconds"),
         ("[databse]\nurl = x\n", ":2: [databse]: unknown section"),
         ("[database]\nthis line is not ini\n", ":2: not a [section] header"),
+        ("[database]\nurl = x\n[job.prune-history]\nschedule = 61 * * * *\n", ":4: [job.prune-history] schedule:"),
+        ("[database]\nurl = x\n[job.orphan-avatars]\ngrace = 10m\n", ":4: [job.orphan-avatars] grace: the grace period must be at least 1h"),
+        ("[database]\nurl = x\n[job.nosuchjob]\nschedule = @daily\n", ":4: [job.nosuchjob]: unknown job"),
+        ("[database]\nurl = x\n[job.prune-history]\ntime_zone = Mars/Olympus\n", ":4: [job.prune-history] time_zone:"),
     ])
     func badConfig(text: String, expected: String) throws {
         let path = NSTemporaryDirectory() + "steward-\(UUID().uuidString).ini"
         try text.write(toFile: path, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let result = try StewardProcess.run(["status", "--config", path])
+        // `config check` reads every section, jobs included, without touching the database.
+        let result = try StewardProcess.run(["config", "check", "--config", path])
         #expect(result.exitCode == 78)
         #expect(result.stderr.contains(path + expected), "\(result.stderr)")
+        FaultLedger.record("config file mistakes", runs: 1, faults: 1, objectsChecked: 0,
+                           losses: result.exitCode == 78 && result.stderr.contains(path + expected) ? 0 : 1)
     }
 
     @Test("a password file readable by others is refused; a private one works and never shows")

@@ -69,6 +69,7 @@ struct DaemonTests {
                 """).rows[0].decode(Int.self, at: 0)
             #expect(duplicates == 0)
             #expect(b.stop().exitCode == 0)
+            FaultLedger.record("leader killed (SIGKILL) between runs", runs: try runs(db, "true"), faults: 1, objectsChecked: 0, losses: duplicates)
         }
     }
 
@@ -90,6 +91,8 @@ struct DaemonTests {
             if !completed { usleep(100_000) }
         }
         #expect(completed, "no run completed after the restart: \(daemon.process.stderrSoFar.suffix(2000))")
+        let runs = try c.query("select count(*) from steward.job_runs").rows[0].decode(Int.self, at: 0)
+        FaultLedger.record("PostgreSQL restarted while the daemon idles", runs: runs, faults: 1, objectsChecked: 0, losses: completed ? 0 : 1)
         let result = daemon.stop()
         #expect(result.exitCode == 0)
         #expect(result.stderr.contains("lost leadership") || result.stderr.contains("database unreachable"))

@@ -36,6 +36,13 @@ struct AvatarWorld {
         return (result, (json["summary"] as? [String: Any] ?? [:]).compactMapValues { $0 as? Int })
     }
 
+    /// Losses after a run: kept objects that are gone, plus deleted orphans missing from the audit table.
+    func losses(kept: Set<String>, orphans: [String]) throws -> Int {
+        let present = try storage.objects()
+        let gone = Set(orphans).subtracting(present)
+        return kept.subtracting(present).count + gone.subtracting(try audited()).count
+    }
+
     func audited() throws -> Set<String> {
         Set(try db.connect().query("select name from steward.deleted_objects where deleted_at is not null").rows.map { try $0.decode(String.self, at: 0) })
     }
@@ -149,6 +156,9 @@ struct OrphanAvatarsTests {
             #expect(summary["deleted"] == (try w.storage.stats()["deleted"] as? Int))
             #expect((try w.storage.stats()["faults"] as? Int ?? 0) > 0 || fault["delay_ms"] != nil, "the fault was injected")
             if fault["partial_delete_next"] != nil { #expect((summary["partial_batches"] ?? 0) > 0) }
+            FaultLedger.record("Storage fault alone: \(fault.keys.sorted().joined(separator: ", "))", runs: 1,
+                               faults: (try w.storage.stats()["faults"] as? Int) ?? 0, objectsChecked: 42,
+                               losses: try w.losses(kept: ["keep0.jpeg", "keep1.jpeg"], orphans: orphans))
             if fault["fail_next"] != nil || fault["rate_limit_next"] != nil || fault["drop_next"] != nil {
                 #expect((summary["http_requests"] ?? 0) > 4, "retries show in the request count")
                 #expect(result.stderr.contains("retrying"))
@@ -160,7 +170,8 @@ struct OrphanAvatarsTests {
     func mixedFaults() throws {
         try AvatarWorld.with { w in
             var orphans: Set<String> = []
-            for round in 0..<4 {
+            let rounds = 6
+            for round in 0..<rounds {
                 let names = (0..<15).map { "r\(round)-\($0).jpeg" }
                 try w.storage.upload(names + ["ref\(round).jpeg"])
                 try w.storage.age(2 * 86400)
@@ -172,8 +183,12 @@ struct OrphanAvatarsTests {
             }
             try w.storage.faults(["fail_every": 0, "partial_delete": 0.0, "drop_next": 0])
             _ = try w.run([], config: "batch_size = 4\nmax_fraction = 1\n")
-            #expect(try w.storage.objects() == ["ref0.jpeg", "ref1.jpeg", "ref2.jpeg", "ref3.jpeg"])
+            let kept = Set((0..<rounds).map { "ref\($0).jpeg" })
+            #expect(try w.storage.objects() == kept)
             #expect(try w.audited() == orphans)
+            FaultLedger.record("Storage faults mixed (500 every 3rd, partial deletes, dropped connections)", runs: rounds + 1,
+                               faults: (try w.storage.stats()["faults"] as? Int) ?? 0, objectsChecked: orphans.count + kept.count,
+                               losses: try w.losses(kept: kept, orphans: Array(orphans)))
             #expect(try w.db.connect().query("select count(*) from steward.deleted_objects where deleted_at is null").rows[0].decode(Int.self, at: 0) == 0)
         }
     }
@@ -224,6 +239,8 @@ struct OrphanAvatarsTests {
             #expect(try w.audited() == Set(names))
             #expect(try w.db.connect().query("select count(*) from steward.deleted_objects where deleted_at is null").rows[0].decode(Int.self, at: 0) == 0)
             #expect(try w.db.connect().query("select count(*) from steward.job_runs where status = 'running'").rows[0].decode(Int.self, at: 0) == 0)
+            FaultLedger.record("job run killed (SIGKILL) mid-batch", runs: 2, faults: 1, objectsChecked: names.count,
+                               losses: try w.losses(kept: [], orphans: names))
         }
     }
 
