@@ -5,7 +5,9 @@ duplicates) on the same data. Reports time, peak RSS, and the ratio.
 
     bench/run.sh usernames          (builds release, starts the local cluster, runs this; a few minutes)
 """
-import os, platform, resource, subprocess, sys, time, datetime
+import os, platform, subprocess, sys, time, datetime
+
+import measure
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STEWARD = os.environ.get("STEWARD_BINARY", os.path.join(ROOT, ".build/release/steward"))
@@ -65,16 +67,12 @@ def prepare(n):
 
 
 def run_steward(url):
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    start = time.perf_counter()
-    done = subprocess.run([STEWARD, "job", "run", "username-check", "--database-url", url, "--json", "--log-level", "info"],
-                          check=True, capture_output=True, text=True)
-    out = done.stdout
-    phases = [line.split(": ", 1)[1] for line in done.stderr.splitlines() if "usernames scanned" in line or "collisions found" in line]
+    seconds, status, out, err, peak = measure.run([STEWARD, "job", "run", "username-check", "--database-url", url, "--json", "--log-level", "info"])
+    if status != 0:
+        raise SystemExit(out + err)
+    phases = [line.split(": ", 1)[1] for line in err.splitlines() if "usernames scanned" in line or "collisions found" in line]
     print(f"  {' | '.join(phases)}", file=sys.stderr)
-    seconds = time.perf_counter() - start
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return seconds, peak, out, before
+    return seconds, peak, out, 0
 
 
 def run_sql(url):
@@ -101,7 +99,7 @@ def main():
     print("|---|---|---|---|---|")
     for n, s, q, peak, _ in rows:
         print(f"| {n:,} | {s:.2f} s | {q:.2f} s | {s / q:.1f} | {peak / 1024:.0f} MiB |")
-    print("\nPeak RSS is the largest of any child process so far (ru_maxrss), so it can only grow down the table.")
+    print("\nPeak RSS is steward's own (wait4 on the process), the largest of the three runs.")
     print("Last summary:", rows[-1][4].strip())
 
 

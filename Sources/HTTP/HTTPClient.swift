@@ -47,7 +47,7 @@ public final class HTTPClient {
         _ = steward_curl_setopt_long(handle, steward_CURLOPT_SSL_VERIFYHOST, 2)
         if let ca = options.caFile { _ = steward_curl_setopt_string(handle, steward_CURLOPT_CAINFO, ca) }
         _ = steward_curl_setopt_long(handle, steward_CURLOPT_CONNECTTIMEOUT_MS, Int(options.connectTimeoutSeconds * 1000))
-        _ = steward_curl_setopt_long(handle, steward_CURLOPT_TIMEOUT_MS, Int(options.totalTimeoutSeconds * 1000))
+        _ = steward_curl_setopt_long(handle, steward_CURLOPT_TIMEOUT_MS, Int((request.timeoutSeconds ?? options.totalTimeoutSeconds) * 1000))
         _ = steward_curl_setopt_string(handle, steward_CURLOPT_USERAGENT, options.userAgent)
         _ = steward_curl_setopt_slist(handle, steward_CURLOPT_HTTPHEADER, headerList)
         _ = steward_curl_setopt_callback(handle, steward_CURLOPT_WRITEFUNCTION) { data, size, count, context in

@@ -4,12 +4,15 @@ public struct HTTPRequest: Sendable {
     public var url: String
     public var headers: [(String, String)]
     public var body: [UInt8]?
+    /// Replaces the client's total timeout for this request (a caller holding a lock wants a short one).
+    public var timeoutSeconds: Double?
 
-    public init(method: String, url: String, headers: [(String, String)] = [], body: [UInt8]? = nil) {
+    public init(method: String, url: String, headers: [(String, String)] = [], body: [UInt8]? = nil, timeoutSeconds: Double? = nil) {
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
+        self.timeoutSeconds = timeoutSeconds
     }
 
     /// The request as a log line shows it: method and URL, never a header (keys live there).

@@ -35,6 +35,10 @@ public struct OrphanAvatarsJob: Job {
             guard let s = try? Schedule.seconds(inDuration: value) else { return "\"\(value)\" is not a duration such as 2s" }
             return (1...60).contains(s) ? nil : "from 1s to 60s"
         },
+        JobOption("fence_request_timeout", default: "10s", help: "the longest one DELETE may take inside the fence (then it is settled and retried)") { value in
+            guard let s = try? Schedule.seconds(inDuration: value) else { return "\"\(value)\" is not a duration such as 10s" }
+            return (1...60).contains(s) ? nil : "from 1s to 60s"
+        },
         JobOption("references", default: "public.profiles.avatar_url", help: "columns holding references, schema.table.column, comma-separated") { value in
             value.split(separator: ",").allSatisfy { $0.split(separator: ".").count == 3 } ? nil : "each reference must be schema.table.column"
         },
@@ -52,6 +56,7 @@ public struct OrphanAvatarsJob: Job {
     let references: [(schema: String, table: String, column: String)]
     let fence: Bool
     let fenceWaitMilliseconds: Int
+    let fenceRequestTimeout: Double
     let storageURL: String?
     let keyFile: String?
 
@@ -70,6 +75,7 @@ public struct OrphanAvatarsJob: Job {
         keepPrefixes = list("keep_prefixes")
         fence = settings.value("fence") != "off"
         fenceWaitMilliseconds = 1000 * Int((try? Schedule.seconds(inDuration: settings.value("fence_wait"))) ?? 2)
+        fenceRequestTimeout = Double((try? Schedule.seconds(inDuration: settings.value("fence_request_timeout"))) ?? 10)
         references = list("references").map { reference in
             let parts = reference.split(separator: ".").map(String.init)
             return (parts[0], parts[1], parts[2])
@@ -415,7 +421,8 @@ public struct OrphanAvatarsJob: Job {
                 let names = pending.filter { !outcome.referenced.contains($0) }
                 guard !names.isEmpty else { return outcome }
                 do {
-                    let answer = try storage.runBlocking { try $0.deleteObjects(bucket: bucket, names: names, retrying: .once) }
+                    let answer = try storage.runBlocking { try $0.deleteObjects(bucket: bucket, names: names, retrying: .once,
+                                                                                          timeoutSeconds: fenceRequestTimeout) }
                     outcome.confirmed = Set(answer.map(\.name))
                 } catch let error as StorageError {
                     outcome.failure = FenceFailure(text: error.description, retryable: error.isRetryable, retryAfter: error.retryAfter)

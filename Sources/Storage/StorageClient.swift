@@ -49,11 +49,12 @@ public final class StorageClient: @unchecked Sendable {
     }
 
     /// `DELETE /object/{bucket}` with exact names: returns what Storage says it deleted (missing names are left out).
-    /// `retrying` replaces the client's policy (`.once` for a caller that must not wait while it holds a lock).
-    public func deleteObjects(bucket: String, names: [String], retrying: RetryPolicy? = nil) throws(StorageError) -> [DeletedObject] {
+    /// `retrying` and `timeoutSeconds` replace the client's policy and total timeout (`.once` and a short timeout for a
+    /// caller that must not wait while it holds a lock).
+    public func deleteObjects(bucket: String, names: [String], retrying: RetryPolicy? = nil, timeoutSeconds: Double? = nil) throws(StorageError) -> [DeletedObject] {
         let body = Array(JSON.object([("prefixes", .strings(names))]).rendered.utf8)
         let response = try send("DELETE", "/object/\(Self.escape(bucket))", body: body, headers: [("Content-Type", "application/json")],
-                                retrying: retrying)
+                                retrying: retrying, timeoutSeconds: timeoutSeconds)
         guard let items = JSONValue.parse(response.body)?.array else {
             throw StorageError(kind: .unexpected, request: "DELETE \(baseURL)/object/\(bucket)", httpStatus: response.status,
                                statusCode: nil, error: nil, message: "the answer is not a JSON array")
@@ -88,8 +89,8 @@ public final class StorageClient: @unchecked Sendable {
 
     /// One call with retries: network errors, 429 and 5xx wait and try again (honouring `Retry-After`).
     private func send(_ method: String, _ path: String, body: [UInt8]?, headers: [(String, String)],
-                      retrying: RetryPolicy? = nil) throws(StorageError) -> HTTPResponse {
-        let request = HTTPRequest(method: method, url: baseURL + path, headers: authHeaders + headers, body: body)
+                      retrying: RetryPolicy? = nil, timeoutSeconds: Double? = nil) throws(StorageError) -> HTTPResponse {
+        let request = HTTPRequest(method: method, url: baseURL + path, headers: authHeaders + headers, body: body, timeoutSeconds: timeoutSeconds)
         let result: (response: HTTPResponse, attempts: Int)
         do {
             result = try http.send(request, retrying: retrying ?? retry) { attempt, outcome, delay in

@@ -62,9 +62,7 @@ struct DatabaseFaultTests {
         try storage.reset()
         try storage.faults(["delay_ms": 400])
         let daemon = try DaemonProcess(databaseURL: cluster.url, config: """
-            [storage]
-            url = \(storage.url)
-            service_key_file = \(storage.serviceKeyFile)
+            \(storage.configSection)
             [job.orphan-avatars]
             schedule = @every 2s
             batch_size = 3

@@ -36,6 +36,15 @@ struct AvatarWorld {
         return (result, (json["summary"] as? [String: Any] ?? [:]).compactMapValues { $0 as? Int })
     }
 
+    /// Uploads `orphans` and `keep0.jpeg`… (one per user, referenced by that user's profile), all two days old,
+    /// then clears the emulator's counters so only the job's requests count.
+    func seed(orphans: [String], kept: Int) throws {
+        try storage.upload(orphans + (0..<kept).map { "keep\($0).jpeg" })
+        try storage.age(2 * 86400)
+        for index in 0..<kept { try reference(index, "keep\(index).jpeg") }
+        try storage.reset()
+    }
+
     /// Losses after a run: kept objects that are gone, plus deleted orphans missing from the audit table.
     func losses(kept: Set<String>, orphans: [String]) throws -> Int {
         let present = try storage.objects()
@@ -142,11 +151,7 @@ struct OrphanAvatarsTests {
     func faults(fault: [String: Double]) throws {
         try AvatarWorld.with { w in
             let orphans = (0..<40).map { "o\($0).jpeg" }
-            try w.storage.upload(orphans + ["keep0.jpeg", "keep1.jpeg"])
-            try w.storage.age(2 * 86400)
-            try w.reference(0, "keep0.jpeg")
-            try w.reference(1, "keep1.jpeg")
-            try w.storage.reset()
+            try w.seed(orphans: orphans, kept: 2)
             try w.storage.faults(fault)
             let (result, summary) = try w.run([], config: "batch_size = 10\nmax_fraction = 1\n")
             #expect(result.exitCode == 0, "\(fault): \(result.output)")
@@ -251,9 +256,7 @@ struct OrphanAvatarsTests {
             try w.storage.age(2 * 86400)
             try w.reference(0, "s1.jpeg")
             let daemon = try DaemonProcess(databaseURL: w.db.url, config: """
-                [storage]
-                url = \(w.storage.url)
-                service_key_file = \(w.storage.serviceKeyFile)
+                \(w.storage.configSection)
                 [job.orphan-avatars]
                 schedule = @every 1s
                 max_fraction = 1
@@ -324,6 +327,49 @@ struct OrphanAvatarsTests {
             let user = try w.storage.client(key: userKey)
             try user.upload(bucket: "avatars", path: "mine.jpeg", data: [1, 2, 3])
             #expect(try user.deleteObjects(bucket: "avatars", names: ["mine.jpeg"]).map(\.name) == ["mine.jpeg"])
+        }
+    }
+
+    @Test("the fence waits for app transactions up to fence_wait, then tries the batch again later; nothing is lost")
+    func fenceWait() throws {
+        try AvatarWorld.with { w in
+            let orphans = (0..<6).map { "f\($0).jpeg" }
+            try w.seed(orphans: orphans, kept: 1)
+            // An app transaction that keeps profiles locked against the fence for about 3 s.
+            let app = try w.db.connect()
+            try app.execute("begin")
+            try app.query("update public.profiles set full_name = 'busy' where id = $1", [w.users[1]])
+            let started = Date()
+            let job = try StewardProcess.start(["job", "run", "orphan-avatars", "--database-url", w.db.url, "--storage-url", w.storage.url,
+                                                "--service-key-file", w.storage.serviceKeyFile, "--force", "--json", "--config", {
+                let path = NSTemporaryDirectory() + "steward-\(UUID().uuidString).ini"
+                try? "[job.orphan-avatars]\nfence_wait = 1s\n".write(toFile: path, atomically: true, encoding: .utf8)
+                return path
+            }()])
+            #expect(eventually(10) { job.stderrSoFar.contains("stayed locked by other transactions") })
+            #expect(try w.storage.objects().count == 7, "nothing deleted while the fence could not be had")
+            usleep(UInt32(max(0, 3 - Date().timeIntervalSince(started)) * 1_000_000))
+            try app.execute("commit")
+            let result = job.wait(timeout: 60)
+            #expect(result.exitCode == 0, "\(result.output)")
+            #expect(try w.storage.objects() == ["keep0.jpeg"])
+            #expect(try w.audited() == Set(orphans))
+        }
+    }
+
+    @Test("a DELETE that outlives fence_request_timeout is cut short, settled like a lost answer, and nothing is lost")
+    func fenceRequestTimeout() throws {
+        try AvatarWorld.with { w in
+            let orphans = (0..<4).map { "t\($0).jpeg" }
+            try w.seed(orphans: orphans, kept: 1)
+            try w.storage.faults(["delay_ms": 1500])
+            let (result, summary) = try w.run(["--force"], config: "fence_request_timeout = 1s\nbatch_size = 2\n")
+            #expect(result.exitCode == 0, "\(result.output)")
+            #expect(result.stderr.contains("Timeout was reached"), "\(result.stderr)")
+            #expect((summary["deleted_answer_lost"] ?? 0) > 0)
+            #expect((summary["deleted"] ?? 0) + (summary["deleted_answer_lost"] ?? 0) == orphans.count)
+            #expect(try w.storage.objects() == ["keep0.jpeg"])
+            #expect(try w.audited() == Set(orphans))
         }
     }
 

@@ -9,16 +9,10 @@ struct ProcessFaultTests {
     func leaderKilledMidJob() throws {
         try AvatarWorld.with(users: 2) { w in
             let orphans = (0..<24).map { "leader\($0).jpeg" }
-            try w.storage.upload(orphans + ["keep0.jpeg", "keep1.jpeg"])
-            try w.storage.age(2 * 86400)
-            try w.reference(0, "keep0.jpeg")
-            try w.reference(1, "keep1.jpeg")
-            try w.storage.reset()
+            try w.seed(orphans: orphans, kept: 2)
             try w.storage.faults(["delay_ms": 400])
             let config = """
-                [storage]
-                url = \(w.storage.url)
-                service_key_file = \(w.storage.serviceKeyFile)
+                \(w.storage.configSection)
                 [job.orphan-avatars]
                 schedule = @every 2s
                 batch_size = 3

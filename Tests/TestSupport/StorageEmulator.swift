@@ -51,6 +51,9 @@ public final class StorageEmulator: @unchecked Sendable {
         try? FileManager.default.removeItem(atPath: serviceKeyFile)
     }
 
+    /// The `[storage]` section of a Steward config pointing at this emulator.
+    public var configSection: String { "[storage]\nurl = \(url)\nservice_key_file = \(serviceKeyFile)\n" }
+
     /// JWTs signed with `secret` (`anon`, `service_role`, and `user` for `sub`).
     public static func keys(secret: String, sub: String? = nil) throws -> [String: String] {
         let p = Process()
