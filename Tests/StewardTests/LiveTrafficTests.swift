@@ -105,7 +105,7 @@ struct LiveTrafficTests {
             // The test is only worth something if the race was really run.
             #expect(runs >= 3 && seen.saves >= 200 && gone.count >= 100, "runs \(runs), saves \(seen.saves), deleted \(gone.count)")
             let unaudited = gone.subtracting(audited).count
-            FaultLedger.record("cleanup under live traffic (\(Self.clients) clients, grace 0)", runs: runs, faults: seen.refused + rescued,
+            FaultLedger.record("cleanup under live traffic (\(Self.clients) clients, grace 0)", runs: runs, faults: (try w.storage.stats()["faults"] as? Int) ?? 0,
                                objectsChecked: seen.uploaded.count, losses: dangling + deletedWhileReferenced + unaudited)
             #expect(try c.query("select count(*) from steward_test.avatar_history").rows[0].decode(Int.self, at: 0) == seen.saves)
             print("live traffic: \(runs) runs, \(seen.uploaded.count) uploads, \(seen.saves) saves, \(seen.refused) saves refused (object deleted first), "
