@@ -320,7 +320,16 @@ public struct OrphanAvatarsJob: Job {
         var lastFailure: String?
         for attempt in 1...Self.attemptsPerBatch {
             let names = remaining.map(\.name)
-            let referenced = try await db.run { [self] c in try referencedNow(c, bucket: bucket, names: names) }
+            // The full re-check, outside the fence, in one snapshot whose oldest running transaction is remembered:
+            // inside the fence only rows written since then need a look, so app writes wait milliseconds, not a scan.
+            let (referenced, since) = try await db.run { [self] c in
+                try c.transaction { c in
+                    _ = try c.execute("set transaction isolation level repeatable read")
+                    let since = try c.query("select (pg_snapshot_xmin(pg_current_snapshot())::text::numeric % 4294967296)::text")
+                        .rows[0].decode(String.self, at: 0)
+                    return (try referencedNow(c, bucket: bucket, names: names), since)
+                }
+            }
             rescue(referenced, from: &remaining, outcome: &outcome, bucket: bucket, logger: logger)
             if remaining.isEmpty { return outcome }
             let pending = remaining
@@ -334,7 +343,9 @@ public struct OrphanAvatarsJob: Job {
                     """, [runID, bucket, pending.map(\.name), pending.map { String($0.size) },
                           pending.map { $0.owner ?? "" }, pending.map { String($0.createdAt ?? 0) }])
             }
-            let fenced = try await db.run { [self] c in try fencedDelete(c, pending: pending.map(\.name), bucket: bucket, runID: runID, storage: storage) }
+            let fenced = try await db.run { [self] c in
+                try fencedDelete(c, pending: pending.map(\.name), bucket: bucket, runID: runID, storage: storage, writtenSince: since)
+            }
             rescue(fenced.referenced, from: &remaining, outcome: &outcome, bucket: bucket, logger: logger)
             let sent = remaining
             // Settle the intent rows: what Storage confirmed is deleted; the rest is checked against storage.objects
@@ -402,7 +413,8 @@ public struct OrphanAvatarsJob: Job {
     /// The fence: in one transaction, the reference tables are locked in SHARE mode (reads go on, writes wait), the names
     /// are re-checked, their intent rows dropped if referenced, and one DELETE request is sent before the lock is let go.
     /// Nothing that a reference points to at the moment of deletion can be deleted. Runs on the database session's queue.
-    private func fencedDelete(_ c: Connection, pending: [String], bucket: String, runID: Int64, storage: StorageSession) throws -> FencedOutcome {
+    private func fencedDelete(_ c: Connection, pending: [String], bucket: String, runID: Int64, storage: StorageSession,
+                              writtenSince: String) throws -> FencedOutcome {
         do {
             return try c.transaction { c in
                 var outcome = FencedOutcome()
@@ -413,7 +425,7 @@ public struct OrphanAvatarsJob: Job {
                         _ = try c.execute("lock table \(try c.quoteIdentifier(parts[0])).\(try c.quoteIdentifier(parts[1])) in share mode")
                     }
                 }
-                outcome.referenced = try referencedNow(c, bucket: bucket, names: pending)
+                outcome.referenced = try referencedNow(c, bucket: bucket, names: pending, writtenSince: fence ? writtenSince : nil)
                 if !outcome.referenced.isEmpty {
                     _ = try c.query("delete from steward.deleted_objects where run_id = $1 and bucket_id = $2 and deleted_at is null and name = any($3::text[])",
                                     [runID, bucket, Array(outcome.referenced)])
@@ -437,16 +449,23 @@ public struct OrphanAvatarsJob: Job {
     }
 
     /// The names of `names` that a reference points to right now (a fresh snapshot, just before deleting).
-    private func referencedNow(_ c: Connection, bucket: String, names: [String]) throws -> Set<String> {
+    /// With `writtenSince` (a transaction ID), only rows written by that transaction or later are read (tables only;
+    /// a view is read whole): the rows a full re-check in an earlier snapshot could not have seen.
+    private func referencedNow(_ c: Connection, bucket: String, names: [String], writtenSince: String? = nil) throws -> Set<String> {
         var found: Set<String> = []
         let wanted = Set(names)
         for reference in references {
             let column = try c.quoteIdentifier(reference.column)
             let table = "\(try c.quoteIdentifier(reference.schema)).\(try c.quoteIdentifier(reference.table))"
+            var recent = ""
+            if let writtenSince, try c.query("select relkind in ('r', 'p') from pg_class where oid = $1::regclass", [table]).rows.first?
+                .decode(Bool.self, at: 0) == true {
+                recent = " and age(xmin) <= age('\(UInt32(writtenSince) ?? 0)'::xid)"
+            }
             // Narrow in SQL (exact names, leading slash, Storage URLs into this bucket, anything with escapes),
             // then decide in Swift with the same normalisation as the scan.
             let values = try c.query("""
-                select v from (select \(column)::text as v from \(table) where \(column) is not null) s
+                select v from (select \(column)::text as v from \(table) where \(column) is not null\(recent)) s
                 where v = any($1::text[]) or ltrim(v, '/') = any($1::text[])
                    or (v like '%/storage/v1/object/%' and (position('%' in v) > 0
                        or regexp_replace(split_part(split_part(v, '?', 1), '#', 1), '^.*/storage/v1/object/(public/|authenticated/|sign/)?', '')
