@@ -130,6 +130,7 @@ public struct OrphanAvatarsJob: Job {
         }
 
         var deleted: Int64 = 0, answerLost: Int64 = 0, bytesFreed: Int64 = 0, rescued: Int64 = 0, batches: Int64 = 0, partial: Int64 = 0
+        var fenceHeldMax = 0.0
         var failures: [String] = []
         var listed = 0
         for bucket in buckets {
@@ -156,6 +157,7 @@ public struct OrphanAvatarsJob: Job {
                     answerLost += outcome.answerLost
                     bytesFreed += outcome.bytes
                     rescued += outcome.rescued
+                    fenceHeldMax = max(fenceHeldMax, outcome.fenceHeldMilliseconds)
                     if outcome.partial { partial += 1 }
                     if let failure = outcome.failure { failures.append(failure) }
                 }
@@ -174,6 +176,7 @@ public struct OrphanAvatarsJob: Job {
         summary.set("bytes_reclaimed", bytesFreed)
         summary.set("kept_referenced_at_recheck", rescued)
         summary.set("batches", batches)
+        summary.set("fence_held_ms_max", Int64(fenceHeldMax.rounded(.up)))
         summary.set("partial_batches", partial)
         summary.set("failed_batches", Int64(failures.count))
         summary.set("dangling_references", dangling.count)
@@ -305,6 +308,8 @@ public struct OrphanAvatarsJob: Job {
         var rescued: Int64 = 0
         var partial = false
         var failure: String?
+        /// The longest the fence held the reference tables, in milliseconds.
+        var fenceHeldMilliseconds = 0.0
     }
 
     /// How many times one batch is sent before the run reports it failed.
@@ -347,6 +352,7 @@ public struct OrphanAvatarsJob: Job {
                 try fencedDelete(c, pending: pending.map(\.name), bucket: bucket, runID: runID, storage: storage, writtenSince: since)
             }
             rescue(fenced.referenced, from: &remaining, outcome: &outcome, bucket: bucket, logger: logger)
+            outcome.fenceHeldMilliseconds = max(outcome.fenceHeldMilliseconds, fenced.heldMilliseconds)
             let sent = remaining
             // Settle the intent rows: what Storage confirmed is deleted; the rest is checked against storage.objects
             // (gone: the answer was lost on the way; still there: not deleted, tried again).
@@ -408,6 +414,8 @@ public struct OrphanAvatarsJob: Job {
         var referenced: Set<String> = []
         var confirmed: Set<String> = []
         var failure: FenceFailure?
+        /// From the lock granted to the commit.
+        var heldMilliseconds = 0.0
     }
 
     /// The fence: in one transaction, the reference tables are locked in SHARE mode (reads go on, writes wait), the names
@@ -416,7 +424,8 @@ public struct OrphanAvatarsJob: Job {
     private func fencedDelete(_ c: Connection, pending: [String], bucket: String, runID: Int64, storage: StorageSession,
                               writtenSince: String) throws -> FencedOutcome {
         do {
-            return try c.transaction { c in
+            var lockedAt = ContinuousClock.now
+            var outcome = try c.transaction { c in
                 var outcome = FencedOutcome()
                 if fence {
                     _ = try c.query("select set_config('lock_timeout', $1, true)", ["\(fenceWaitMilliseconds)ms"])
@@ -424,6 +433,7 @@ public struct OrphanAvatarsJob: Job {
                         let parts = reference.split(separator: ".").map(String.init)
                         _ = try c.execute("lock table \(try c.quoteIdentifier(parts[0])).\(try c.quoteIdentifier(parts[1])) in share mode")
                     }
+                    lockedAt = ContinuousClock.now
                 }
                 outcome.referenced = try referencedNow(c, bucket: bucket, names: pending, writtenSince: fence ? writtenSince : nil)
                 if !outcome.referenced.isEmpty {
@@ -441,6 +451,11 @@ public struct OrphanAvatarsJob: Job {
                 }
                 return outcome
             }
+            if fence {
+                let held = ContinuousClock.now - lockedAt
+                outcome.heldMilliseconds = Double(held.components.seconds) * 1000 + Double(held.components.attoseconds) / 1e15
+            }
+            return outcome
         } catch let error as PostgresError where error.sqlState == "55P03" {
             // The fence could not be had in time (long app transactions on a reference table): nothing was sent.
             return FencedOutcome(failure: FenceFailure(text: "the reference tables stayed locked by other transactions for \(fenceWaitMilliseconds) ms (fence_wait)",

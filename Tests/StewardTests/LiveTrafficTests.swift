@@ -62,7 +62,7 @@ struct LiveTrafficTests {
             }
             let zeroGrace = ["STEWARD_TEST_ORPHAN_GRACE_SECONDS": "0"]
             let config = "max_fraction = 1\nmax_per_run = 1000000\nbatch_size = 50\n"
-            var runs = 0, deleted = 0, rescued = 0, failedRuns: [String] = []
+            var runs = 0, deleted = 0, rescued = 0, fenceHeld = 0, failedRuns: [String] = []
             let deadline = Date().addingTimeInterval(Self.trafficSeconds)
             while Date() < deadline {
                 let (result, summary) = try w.run(["--force"], config: config, environment: zeroGrace)
@@ -70,6 +70,7 @@ struct LiveTrafficTests {
                 if result.exitCode != 0 { failedRuns.append(result.output) }
                 deleted += (summary["deleted"] ?? 0) + (summary["deleted_answer_lost"] ?? 0)
                 rescued += summary["kept_referenced_at_recheck"] ?? 0
+                fenceHeld = max(fenceHeld, summary["fence_held_ms_max"] ?? 0)
             }
             stop.store(true, ordering: .relaxed)
             #expect(eventually(30) { finished.load(ordering: .sequentiallyConsistent) == Self.clients })
@@ -104,12 +105,13 @@ struct LiveTrafficTests {
             #expect(try c.query("select count(*) from steward.deleted_objects where deleted_at is null").rows[0].decode(Int.self, at: 0) == 0)
             // The test is only worth something if the race was really run.
             #expect(runs >= 3 && seen.saves >= 200 && gone.count >= 100, "runs \(runs), saves \(seen.saves), deleted \(gone.count)")
+            #expect(fenceHeld > 0, "the fence was taken")
             let unaudited = gone.subtracting(audited).count
             FaultLedger.record("cleanup under live traffic (\(Self.clients) clients, grace 0)", runs: runs, faults: (try w.storage.stats()["faults"] as? Int) ?? 0,
                                objectsChecked: seen.uploaded.count, losses: dangling + deletedWhileReferenced + unaudited)
             #expect(try c.query("select count(*) from steward_test.avatar_history").rows[0].decode(Int.self, at: 0) == seen.saves)
             print("live traffic: \(runs) runs, \(seen.uploaded.count) uploads, \(seen.saves) saves, \(seen.refused) saves refused (object deleted first), "
-                  + "\(rescued) kept at the fence, \(gone.count) deleted")
+                  + "\(rescued) kept at a re-check, \(gone.count) deleted, the fence held profile writes at most \(fenceHeld) ms")
         }
     }
 
