@@ -105,7 +105,8 @@ enum CommandRunner {
             Output.error(error.description)
             switch error {
             case .drift, .adoptionRefused: return .drift
-            case .database(let pg), .statementFailed(_, _, let pg, _) where pg.kind == .connectionLost: return exitCode(for: pg)
+            case .database(let pg): return exitCode(for: pg)
+            case .statementFailed(_, _, let pg, _) where pg.kind == .connectionLost: return exitCode(for: pg)
             default: return .failure
             }
         } catch let error as PostgresError {

@@ -1,7 +1,7 @@
 import CLI
 
 /// One `steward` subcommand: its spec (options, help) and what it does with a prepared context.
-protocol StewardCommand {
+protocol StewardCommand: Sendable {
     static var spec: CommandSpec { get }
     static func run(_ context: CommandContext) async throws -> ExitCode
 }

@@ -1,0 +1,222 @@
+import HTTP
+import Logging
+import Postgres
+import Storage
+
+/// Deletes orphaned avatars a batch at a time through the Storage API: re-checks the references, writes the intent
+/// to `steward.deleted_objects`, sends each DELETE inside the fence (the reference tables locked against writes),
+/// and settles the audit rows from what Storage answered and what `storage.objects` shows.
+struct AvatarDeleter: Sendable {
+    /// Columns holding references (`public.profiles.avatar_url`).
+    let references: [(schema: String, table: String, column: String)]
+    /// Whether each DELETE goes out with the reference tables locked in SHARE mode.
+    let fence: Bool
+    let fenceWaitMilliseconds: Int
+    let fenceRequestTimeout: Double
+
+    struct BatchOutcome: Sendable {
+        /// What Storage said it deleted.
+        var deleted: Int64 = 0
+        /// Gone from storage.objects although Storage's answer never arrived (a dropped connection).
+        var answerLost: Int64 = 0
+        var bytes: Int64 = 0
+        var rescued: Int64 = 0
+        var partial = false
+        var failure: String?
+        /// The longest the fence held the reference tables, in milliseconds.
+        var fenceHeldMilliseconds = 0.0
+    }
+
+    /// How many times one batch is sent before the run reports it failed.
+    static let attemptsPerBatch = 5
+
+    /// One batch: re-check the names against the references, record the intent, then inside the fence (the reference
+    /// tables locked against writes) re-check once more and send one DELETE; record what Storage says it deleted.
+    /// Names it did not delete are tried again; waits between attempts happen outside the fence.
+    func deleteBatch(_ batch: [OrphanAvatarsJob.Candidate], bucket: String, runID: Int64, db: DatabaseSession, storage: StorageSession,
+                             logger: Logger) async throws -> BatchOutcome {
+        var outcome = BatchOutcome()
+        var remaining = batch
+        var lastFailure: String?
+        for attempt in 1...Self.attemptsPerBatch {
+            let names = remaining.map(\.name)
+            // The full re-check, outside the fence, in one snapshot whose oldest running transaction is remembered:
+            // inside the fence only rows written since then need a look, so app writes wait milliseconds, not a scan.
+            let (referenced, since) = try await db.run { [self] c in
+                try c.transaction { c in
+                    _ = try c.execute("set transaction isolation level repeatable read")
+                    let since = try c.query("select (pg_snapshot_xmin(pg_current_snapshot())::text::numeric % 4294967296)::text")
+                        .rows[0].decode(String.self, at: 0)
+                    return (try referencedNow(c, bucket: bucket, names: names), since)
+                }
+            }
+            rescue(referenced, from: &remaining, outcome: &outcome, bucket: bucket, logger: logger)
+            if remaining.isEmpty { return outcome }
+            let pending = remaining
+            // The intent is committed before anything can be deleted, so a crash mid-request loses no audit row.
+            try await db.run { c in
+                _ = try c.query("""
+                    insert into steward.deleted_objects (run_id, bucket_id, name, size, owner, object_created_at)
+                    select $1, $2, n, s, nullif(o, ''), to_timestamp(nullif(t, 0))
+                    from unnest($3::text[], $4::bigint[], $5::text[], $6::float8[]) as x(n, s, o, t)
+                    on conflict do nothing
+                    """, [runID, bucket, pending.map(\.name), pending.map { String($0.size) },
+                          pending.map { $0.owner ?? "" }, pending.map { String($0.createdAt ?? 0) }])
+            }
+            let fenced = try await db.run { [self] c in
+                try fencedDelete(c, pending: pending.map(\.name), bucket: bucket, runID: runID, storage: storage, writtenSince: since)
+            }
+            rescue(fenced.referenced, from: &remaining, outcome: &outcome, bucket: bucket, logger: logger)
+            outcome.fenceHeldMilliseconds = max(outcome.fenceHeldMilliseconds, fenced.heldMilliseconds)
+            let sent = remaining
+            // Settle the intent rows: what Storage confirmed is deleted; the rest is checked against storage.objects
+            // (gone: the answer was lost on the way; still there: not deleted, tried again).
+            let stillThere: Set<String> = try await db.run { [confirmed = fenced.confirmed] c in
+                try c.transaction { c in
+                    _ = try c.query("update steward.deleted_objects set deleted_at = now() where run_id = $1 and bucket_id = $2 and name = any($3::text[])",
+                                    [runID, bucket, Array(confirmed)])
+                    let unconfirmed = sent.map(\.name).filter { !confirmed.contains($0) }
+                    let present = Set(try c.query("select name from storage.objects where bucket_id = $1 and name = any($2::text[])", [bucket, unconfirmed])
+                        .rows.map { try $0.decode(String.self, at: 0) })
+                    _ = try c.query("update steward.deleted_objects set deleted_at = now() where run_id = $1 and bucket_id = $2 and name = any($3::text[])",
+                                    [runID, bucket, unconfirmed.filter { !present.contains($0) }])
+                    _ = try c.query("delete from steward.deleted_objects where run_id = $1 and bucket_id = $2 and deleted_at is null and name = any($3::text[])",
+                                    [runID, bucket, Array(present)])
+                    return present
+                }
+            }
+            let done = sent.filter { !stillThere.contains($0.name) }
+            outcome.deleted += Int64(done.filter { fenced.confirmed.contains($0.name) }.count)
+            outcome.answerLost += Int64(done.filter { !fenced.confirmed.contains($0.name) }.count)
+            outcome.bytes += done.reduce(0) { $0 + $1.size }
+            remaining = sent.filter { stillThere.contains($0.name) }
+            if remaining.isEmpty { return outcome }
+            if let failure = fenced.failure {
+                lastFailure = failure.text
+                guard failure.retryable, attempt < Self.attemptsPerBatch else { break }
+                let delay = RetryPolicy().delay(afterAttempt: attempt, retryAfter: failure.retryAfter)
+                logger.warning("delete request failed; retrying", [("bucket", bucket), ("names", String(remaining.count)), ("attempt", String(attempt)),
+                                                                   ("retry_in_s", String(format: "%.2f", delay)), ("error", failure.text)])
+                try await Task.sleep(for: .seconds(delay))
+            } else {
+                outcome.partial = true
+                logger.warning("batch not fully deleted; retrying the rest", [("bucket", bucket), ("left", String(remaining.count)),
+                                                                             ("attempt", String(attempt))])
+            }
+        }
+        outcome.failure = "\(remaining.count) object(s) in \(bucket) still there after \(Self.attemptsPerBatch) attempts"
+            + (lastFailure.map { " (last error: \($0))" } ?? "")
+        return outcome
+    }
+
+    /// Drops the names a reference points to from `remaining`, counting them as kept.
+    private func rescue(_ referenced: Set<String>, from remaining: inout [OrphanAvatarsJob.Candidate], outcome: inout BatchOutcome, bucket: String, logger: Logger) {
+        guard !referenced.isEmpty else { return }
+        logger.notice("kept: referenced again since the scan", [("bucket", bucket), ("count", String(referenced.count))])
+        outcome.rescued += Int64(referenced.count)
+        remaining.removeAll { referenced.contains($0.name) }
+    }
+
+    /// Why one fenced request deleted nothing.
+    struct FenceFailure: Sendable {
+        let text: String
+        let retryable: Bool
+        let retryAfter: String?
+    }
+
+    /// What happened inside the fence: names found referenced (and left alone), names Storage confirmed, or why not.
+    struct FencedOutcome: Sendable {
+        var referenced: Set<String> = []
+        var confirmed: Set<String> = []
+        var failure: FenceFailure?
+        /// From the lock granted to the commit.
+        var heldMilliseconds = 0.0
+    }
+
+    /// The fence: in one transaction, the reference tables are locked in SHARE mode (reads go on, writes wait), the names
+    /// are re-checked, their intent rows dropped if referenced, and one DELETE request is sent before the lock is let go.
+    /// Nothing that a reference points to at the moment of deletion can be deleted. Runs on the database session's queue.
+    private func fencedDelete(_ c: Connection, pending: [String], bucket: String, runID: Int64, storage: StorageSession,
+                              writtenSince: String) throws -> FencedOutcome {
+        do {
+            var lockedAt = ContinuousClock.now
+            var outcome = try c.transaction { c in
+                var outcome = FencedOutcome()
+                if fence {
+                    _ = try c.query("select set_config('lock_timeout', $1, true)", ["\(fenceWaitMilliseconds)ms"])
+                    for reference in Set(references.map { "\($0.schema).\($0.table)" }).sorted() {
+                        let parts = reference.split(separator: ".").map(String.init)
+                        _ = try c.execute("lock table \(try c.quoteIdentifier(parts[0])).\(try c.quoteIdentifier(parts[1])) in share mode")
+                    }
+                    lockedAt = ContinuousClock.now
+                }
+                outcome.referenced = try referencedNow(c, bucket: bucket, names: pending, writtenSince: fence ? writtenSince : nil)
+                if !outcome.referenced.isEmpty {
+                    _ = try c.query("delete from steward.deleted_objects where run_id = $1 and bucket_id = $2 and deleted_at is null and name = any($3::text[])",
+                                    [runID, bucket, Array(outcome.referenced)])
+                }
+                let names = pending.filter { !outcome.referenced.contains($0) }
+                guard !names.isEmpty else { return outcome }
+                do {
+                    let answer = try storage.runBlocking { try $0.deleteObjects(bucket: bucket, names: names, retrying: .once,
+                                                                                          timeoutSeconds: fenceRequestTimeout) }
+                    outcome.confirmed = Set(answer.map(\.name))
+                } catch let error as StorageError {
+                    outcome.failure = FenceFailure(text: error.description, retryable: error.isRetryable, retryAfter: error.retryAfter)
+                }
+                return outcome
+            }
+            if fence {
+                let held = ContinuousClock.now - lockedAt
+                outcome.heldMilliseconds = Double(held.components.seconds) * 1000 + Double(held.components.attoseconds) / 1e15
+            }
+            return outcome
+        } catch let error as PostgresError where error.sqlState == "55P03" {
+            // The fence could not be had in time (long app transactions on a reference table): nothing was sent.
+            return FencedOutcome(failure: FenceFailure(text: "the reference tables stayed locked by other transactions for \(fenceWaitMilliseconds) ms (fence_wait)",
+                                                       retryable: true, retryAfter: nil))
+        }
+    }
+
+    /// The names of `names` that a reference points to right now (a fresh snapshot, just before deleting).
+    /// With `writtenSince` (a transaction ID), only rows written by that transaction or later are read (tables only;
+    /// a view is read whole): the rows a full re-check in an earlier snapshot could not have seen.
+    private func referencedNow(_ c: Connection, bucket: String, names: [String], writtenSince: String? = nil) throws -> Set<String> {
+        var found: Set<String> = []
+        let wanted = Set(names)
+        for reference in references {
+            let column = try c.quoteIdentifier(reference.column)
+            let table = "\(try c.quoteIdentifier(reference.schema)).\(try c.quoteIdentifier(reference.table))"
+            var recent = ""
+            if let writtenSince, try c.query("select relkind in ('r', 'p') from pg_class where oid = $1::regclass", [table]).rows.first?
+                .decode(Bool.self, at: 0) == true {
+                recent = " and age(xmin) <= age('\(UInt32(writtenSince) ?? 0)'::xid)"
+            }
+            // Narrow in SQL (exact names, leading slash, Storage URLs into this bucket, anything with escapes),
+            // then decide in Swift with the same normalisation as the scan.
+            let values = try c.query("""
+                select v from (select \(column)::text as v from \(table) where \(column) is not null\(recent)) s
+                where v = any($1::text[]) or ltrim(v, '/') = any($1::text[])
+                   or (v like '%/storage/v1/object/%' and (position('%' in v) > 0
+                       or regexp_replace(split_part(split_part(v, '?', 1), '#', 1), '^.*/storage/v1/object/(public/|authenticated/|sign/)?', '')
+                          = any(select $2 || '/' || n from unnest($1::text[]) n)))
+                """, [names, bucket]).rows.map { try $0.decode(String.self, at: 0) }
+            for value in values {
+                if let name = ObjectReference.objectName(value, bucket: bucket), wanted.contains(name) { found.insert(name) }
+            }
+        }
+        return found
+    }
+
+    /// Intent rows left by a run that died mid-batch: gone from storage.objects means deleted; still there means not.
+    static func settleInterrupted(_ c: Connection) throws -> (confirmed: Int, dropped: Int) {
+        try c.transaction { c in
+            let confirmed = try c.query("""
+                update steward.deleted_objects d set deleted_at = now() where d.deleted_at is null
+                  and not exists (select 1 from storage.objects o where o.bucket_id = d.bucket_id and o.name = d.name)
+                """).affectedRows
+            let dropped = try c.query("delete from steward.deleted_objects where deleted_at is null").affectedRows
+            return (confirmed, dropped)
+        }
+    }
+}
