@@ -30,6 +30,8 @@ struct FileRulesTests {
         }
         #expect(error?.description.contains("0009_idx.sql:3") == true)
         #expect(error?.description.contains("-- steward:no-transaction") == true)
+        FaultLedger.record("migration files: a missing directive", runs: 1, faults: 1, objectsChecked: 1,
+                           losses: error?.description.contains("0009_idx.sql:3") == true ? 0 : 1)
     }
 
     @Test("transaction control inside a file is refused", arguments: ["begin;", "commit;", "rollback;", "start transaction;", "end;"])
@@ -45,6 +47,8 @@ struct FileRulesTests {
         let error = #expect(throws: MigrationError.self) { try MigrationFile(fileName: "0003_latin1.sql", bytes: bytes) }
         #expect(error?.description.contains("0003_latin1.sql:2") == true)
         #expect(error?.description.contains("UTF-8") == true)
+        FaultLedger.record("migration files: invalid UTF-8", runs: 1, faults: 1, objectsChecked: 1,
+                           losses: error?.description.contains("0003_latin1.sql:2") == true ? 0 : 1)
     }
 
     @Test("unknown directives, bad names, unterminated quotes and empty files are refused")

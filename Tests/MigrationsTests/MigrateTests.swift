@@ -74,6 +74,8 @@ struct MigrateTests {
             #expect(try scalar(db, "select to_regclass('public.after_broken') is null", as: Bool.self))
             #expect(try scalar(db, "select count(*) from steward.schema_migrations", as: Int.self) == 5)
             #expect(try scalar(db, "select count(*) from pg_locks where locktype = 'advisory' and database = (select oid from pg_database where datname = current_database())", as: Int.self) == 0)
+            let leftBehind = try scalar(db, "select count(*) from pg_class where relname in ('half_done', 'after_broken')", as: Int.self)
+            FaultLedger.record("migration files: invalid SQL", runs: 1, faults: 1, objectsChecked: 7, losses: leftBehind)
         }
     }
 
