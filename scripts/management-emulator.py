@@ -7,7 +7,7 @@ Requires Authorization: Bearer <the --token given> (an sbp_ token). POST /__emul
 makes the next n requests answer 429. Differences from the real API: only the Apple fields, one project, no
 other routes, state in memory.
 """
-import argparse, hashlib, hmac, json, threading
+import argparse, hashlib, hmac, json, os, threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 ARGS = None
@@ -83,7 +83,8 @@ class Handler(BaseHTTPRequestHandler):
 def main():
     global ARGS
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--port", type=int, default=54360)
+    parser.add_argument("--port", type=int, default=54360, help="0: any free port (see --port-file)")
+    parser.add_argument("--port-file", default=None, help="write the port actually bound here, once serving")
     parser.add_argument("--ref", required=True)
     parser.add_argument("--token", required=True)
     parser.add_argument("--client-id", default="com.example.app.web")
@@ -92,6 +93,10 @@ def main():
     STATE["external_apple_client_id"] = ARGS.client_id
     STATE["external_apple_secret"] = ARGS.secret_hash
     server = ThreadingHTTPServer(("127.0.0.1", ARGS.port), Handler)
+    if ARGS.port_file:
+        with open(ARGS.port_file + ".tmp", "w") as f:
+            f.write(str(server.server_address[1]))
+        os.replace(ARGS.port_file + ".tmp", ARGS.port_file)
     server.daemon_threads = True
     print(f"management emulator on http://127.0.0.1:{ARGS.port}", flush=True)
     server.serve_forever()

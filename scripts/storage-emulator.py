@@ -397,7 +397,8 @@ class Handler(BaseHTTPRequestHandler):
 def main():
     global ARGS
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--port", type=int, default=54350)
+    parser.add_argument("--port", type=int, default=54350, help="0: any free port (see --port-file)")
+    parser.add_argument("--port-file", default=None, help="write the port actually bound here, once serving")
     parser.add_argument("--database-url", default=None, help="as supabase_storage_admin")
     parser.add_argument("--data-dir", default=None)
     parser.add_argument("--jwt-secret", required=True)
@@ -419,7 +420,12 @@ def main():
     os.makedirs(ARGS.data_dir, exist_ok=True)
     server = ThreadingHTTPServer(("127.0.0.1", ARGS.port), Handler)
     server.daemon_threads = True
-    print(f"storage emulator on http://127.0.0.1:{ARGS.port}/storage/v1", flush=True)
+    port = server.server_address[1]
+    if ARGS.port_file:
+        with open(ARGS.port_file + ".tmp", "w") as f:
+            f.write(str(port))
+        os.replace(ARGS.port_file + ".tmp", ARGS.port_file)
+    print(f"storage emulator on http://127.0.0.1:{port}/storage/v1", flush=True)
     server.serve_forever()
 
 

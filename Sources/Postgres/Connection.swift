@@ -91,6 +91,7 @@ public final class Connection {
     }
 
     /// Runs `body` in a transaction: commits when it returns, rolls back when it throws.
+    @discardableResult
     public func transaction<T>(_ body: (Connection) throws -> T) throws -> T {
         try execute("begin")
         do {

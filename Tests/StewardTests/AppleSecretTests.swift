@@ -190,15 +190,9 @@ struct AppleSecretTests {
     @Test("Management API: a hand-changed secret is unknown; generate --push rotates and verifies; auto_rotate does it before expiry; 429 is retried")
     func managementAPI() throws {
         try AppleWorld.with { w in
-            let port = Int.random(in: 45000...49999)
-            let emulator = Process()
-            emulator.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            emulator.arguments = ["python3", TestEnvironment.root + "/scripts/management-emulator.py", "--port", String(port), "--ref", "abcdefghijklmnopqrst",
-                                  "--token", "sbp_testtoken0123456789", "--secret-hash", "deadbeef"]
-            emulator.standardOutput = FileHandle.nullDevice
-            emulator.standardError = FileHandle.nullDevice
-            try emulator.run()
-            defer { kill(emulator.processIdentifier, SIGKILL); emulator.waitUntilExit() }
+            let emulator = try EmulatorProcess(script: "management-emulator.py", arguments: [
+                "--ref", "abcdefghijklmnopqrst", "--token", "sbp_testtoken0123456789", "--secret-hash", "deadbeef"])
+            let port = emulator.port
             let tokenFile = w.folder + "/token"
             try "sbp_testtoken0123456789".write(toFile: tokenFile, atomically: true, encoding: .utf8)
             chmod(tokenFile, 0o600)

@@ -15,38 +15,28 @@ public final class StorageEmulator: @unchecked Sendable {
     public let serviceRoleKey: String
     /// A file holding `serviceRoleKey`, mode 600, for `--service-key-file`.
     public let serviceKeyFile: String
-    private let process: Process
+    private let emulator: EmulatorProcess
     private let database: TestDatabase
 
     public init(database: TestDatabase, hardLimits: Bool = false) throws {
         self.database = database
-        port = Int.random(in: 40000...44999)
-        url = "http://127.0.0.1:\(port)"
         dataDirectory = NSTemporaryDirectory() + "steward-storage-\(UInt32.random(in: 0...UInt32.max))"
         serviceRoleKey = try Self.keys(secret: jwtSecret)["service_role"]!
         serviceKeyFile = NSTemporaryDirectory() + "steward-key-\(UInt32.random(in: 0...UInt32.max))"
         try serviceRoleKey.write(toFile: serviceKeyFile, atomically: true, encoding: .utf8)
         chmod(serviceKeyFile, 0o600)
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", TestEnvironment.root + "/scripts/storage-emulator.py", "--port", String(port),
-                             "--database-url", database.url(role: "supabase_storage_admin"),
-                             "--data-dir", dataDirectory, "--jwt-secret", jwtSecret, "--secret-key", secretKey] + (hardLimits ? ["--hard-limits"] : [])
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let deadline = Date().addingTimeInterval(15)
-        while Date() < deadline {
-            if (try? control("GET", "/__emulator/health")) != nil { return }
-            usleep(100_000)
+        emulator = try EmulatorProcess(script: "storage-emulator.py", arguments: [
+            "--database-url", database.url(role: "supabase_storage_admin"), "--data-dir", dataDirectory,
+            "--jwt-secret", jwtSecret, "--secret-key", secretKey,
+        ] + (hardLimits ? ["--hard-limits"] : []))
+        port = emulator.port
+        url = "http://127.0.0.1:\(emulator.port)"
+        guard eventually(30, { (try? control("GET", "/__emulator/health")) != nil }) else {
+            throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "the storage emulator on port \(port) did not answer"])
         }
-        throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "the storage emulator did not start on port \(port)"])
     }
 
     deinit {
-        // SIGKILL: a throwaway server with nothing to flush (a child may inherit an ignored SIGTERM).
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
         try? FileManager.default.removeItem(atPath: dataDirectory)
         try? FileManager.default.removeItem(atPath: serviceKeyFile)
     }

@@ -37,7 +37,7 @@ public final class TestCluster: @unchecked Sendable {
         p.environment = env
         // Output goes to a file, not a pipe: the server started by the script would inherit the pipe and keep it open.
         let log = NSTemporaryDirectory() + "steward-cluster-\(UInt32.random(in: 0...UInt32.max)).log"
-        FileManager.default.createFile(atPath: log, contents: nil)
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
         defer { try? FileManager.default.removeItem(atPath: log) }
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
         p.standardOutput = handle

@@ -54,6 +54,7 @@ public final class TestDatabase: Sendable {
 
     /// One request as the Data API makes it: a transaction on `connection` (a new `authenticator` login if nil)
     /// with the role and JWT claims set locally: `authenticated` for `user`, `anon` for nil.
+    @discardableResult
     public func request<T>(as user: String?, on connection: Connection? = nil, _ body: (Connection) throws -> T) throws -> T {
         let c = try connection ?? connect(as: "authenticator")
         return try c.transaction { c in
