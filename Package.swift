@@ -45,7 +45,7 @@ let package = Package(
         .target(name: "Apple", dependencies: ["Crypto", "HTTP"]),
         .target(name: "Jobs", dependencies: ["Postgres", "Config", "Scheduler", "Logging", "Usernames", "Storage", "Apple", "Crypto", "HTTP"]),
         .target(name: "CSystem"),
-        .target(name: "CUnicode", linkerSettings: [.linkedLibrary("icui18n"), .linkedLibrary("icuuc")]),
+        .target(name: "CUnicode"),
         .target(name: "Usernames", dependencies: ["CUnicode"]),
         .target(name: "Control", dependencies: ["CSystem", "Logging"]),
         .target(name: "Systemd"),

@@ -58,6 +58,7 @@ public struct UsernameCheckJob: Job {
     }
 
     public func run(_ context: JobContext) async throws -> JobSummary {
+        try UnicodeChecks.load()
         let db = context.database
         // Session-local work tables (the session is the job's own); quiet about "already exists" on later runs.
         let started = Date()

@@ -26,6 +26,17 @@ public enum UnicodeChecks {
         }
     }
 
+    /// Loads ICU (on first use); throws, naming the library, when it cannot be had: the rules would be meaningless.
+    public static func load() throws(UnicodeUnavailable) {
+        if let error = steward_unicode_load_error() { throw UnicodeUnavailable(reason: String(cString: error)) }
+    }
+
+    /// ICU could not be loaded.
+    public struct UnicodeUnavailable: Error, CustomStringConvertible {
+        public let reason: String
+        public var description: String { "ICU is not available (install libicu72): \(reason)" }
+    }
+
     /// The UTS #39 skeleton: two strings that look alike have the same one (`pаypal` with a Cyrillic а and `paypal`).
     public static func skeleton(_ text: String) -> String { transform(text, steward_skeleton) }
 
