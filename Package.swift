@@ -20,11 +20,6 @@ let package = Package(
             providers: [.apt(["libssl-dev"])]
         ),
         .systemLibrary(
-            name: "CCurl",
-            pkgConfig: "libcurl",
-            providers: [.apt(["libcurl4-openssl-dev"])]
-        ),
-        .systemLibrary(
             name: "CInih",
             pkgConfig: "inih",
             providers: [.apt(["libinih-dev"])]
@@ -46,6 +41,8 @@ let package = Package(
         .target(name: "Jobs", dependencies: ["Postgres", "Config", "Scheduler", "Logging", "Usernames", "Storage", "Apple", "Crypto", "HTTP"]),
         .target(name: "CSystem"),
         .target(name: "CUnicode"),
+        // libcurl's headers (libcurl4-openssl-dev); the library itself is opened on first use.
+        .target(name: "CCurl"),
         .target(name: "Usernames", dependencies: ["CUnicode"]),
         .target(name: "Control", dependencies: ["CSystem", "Logging"]),
         .target(name: "Systemd"),

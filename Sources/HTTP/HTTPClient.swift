@@ -16,29 +16,30 @@ public final class HTTPClient {
         public init() {}
     }
 
-    private let handle: UnsafeMutableRawPointer
+    /// nil when libcurl could not be loaded or gave no handle: every request then fails with the reason.
+    private let handle: UnsafeMutableRawPointer?
     public let options: Options
 
-    private static let globalInit: Void = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
-
     public init(options: Options = Options()) {
-        _ = Self.globalInit
-        guard let handle = curl_easy_init() else { fatalError("curl_easy_init failed: out of memory") }
-        self.handle = handle
+        handle = steward_curl_easy_init()
         self.options = options
     }
 
-    deinit { curl_easy_cleanup(handle) }
+    deinit { steward_curl_easy_cleanup(handle) }
 
     /// Sends one request; throws `HTTPError` when no response came (HTTP error statuses are responses).
     public func send(_ request: HTTPRequest) throws(HTTPError) -> HTTPResponse {
-        curl_easy_reset(handle)
+        guard let handle else {
+            let reason = steward_curl_load_error().map { String(cString: $0) } ?? "curl_easy_init failed"
+            throw HTTPError(request: request.summary, message: "libcurl is not available (install libcurl4): \(reason)", curlCode: Int(CURLE_FAILED_INIT.rawValue))
+        }
+        steward_curl_easy_reset(handle)
         let sink = ResponseSink()
         var headerList: UnsafeMutablePointer<curl_slist>?
-        for (name, value) in request.headers { headerList = curl_slist_append(headerList, "\(name): \(value)") }
+        for (name, value) in request.headers { headerList = steward_curl_slist_append(headerList, "\(name): \(value)") }
         // An empty Expect keeps curl from waiting for "100 Continue" on bodies.
-        headerList = curl_slist_append(headerList, "Expect:")
-        defer { curl_slist_free_all(headerList) }
+        headerList = steward_curl_slist_append(headerList, "Expect:")
+        defer { steward_curl_slist_free_all(headerList) }
         let context = Unmanaged.passUnretained(sink).toOpaque()
         _ = steward_curl_setopt_string(handle, steward_CURLOPT_URL, request.url)
         _ = steward_curl_setopt_long(handle, steward_CURLOPT_NOSIGNAL, 1)
@@ -68,11 +69,11 @@ public final class HTTPClient {
             bytes.withUnsafeBufferPointer { buffer -> CURLcode in
                 _ = steward_curl_setopt_long(handle, steward_CURLOPT_POSTFIELDSIZE, bytes.count)
                 _ = steward_curl_setopt_pointer(handle, steward_CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(mutating: buffer.baseAddress ?? UnsafePointer(bitPattern: 1)!))
-                return curl_easy_perform(handle)
+                return steward_curl_easy_perform(handle)
             }
-        } ?? curl_easy_perform(handle)
+        } ?? steward_curl_easy_perform(handle)
         guard code == CURLE_OK else {
-            throw HTTPError(request: request.summary, message: String(cString: curl_easy_strerror(code)), curlCode: Int(code.rawValue))
+            throw HTTPError(request: request.summary, message: String(cString: steward_curl_easy_strerror(code)), curlCode: Int(code.rawValue))
         }
         var status = 0
         _ = steward_curl_getinfo_long(handle, steward_CURLINFO_RESPONSE_CODE, &status)

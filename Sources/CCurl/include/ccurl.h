@@ -1,15 +1,29 @@
-#ifndef STEWARD_CCURL_SHIM_H
-#define STEWARD_CCURL_SHIM_H
+#ifndef STEWARD_CCURL_H
+#define STEWARD_CCURL_H
+/* libcurl, opened on first use (dlopen of libcurl.so.4) rather than linked: only the Storage, Apple and webhook
+   calls need it, and its dependency tree costs every start of every command. <curl/curl.h> is here for its types
+   and constants; call only the steward_ functions below (a direct curl_ call would not link). */
 #include <curl/curl.h>
 
+/* NULL when libcurl is loaded (and globally initialised), else why not. Every function below loads it first. */
+const char *steward_curl_load_error(void);
+
+CURL *steward_curl_easy_init(void);
+void steward_curl_easy_cleanup(CURL *h);
+void steward_curl_easy_reset(CURL *h);
+CURLcode steward_curl_easy_perform(CURL *h);
+const char *steward_curl_easy_strerror(CURLcode code);
+struct curl_slist *steward_curl_slist_append(struct curl_slist *list, const char *text);
+void steward_curl_slist_free_all(struct curl_slist *list);
+
 /* curl_easy_setopt and curl_easy_getinfo are variadic: one typed wrapper per kind of argument. */
-static inline CURLcode steward_curl_setopt_long(CURL *h, CURLoption o, long v) { return curl_easy_setopt(h, o, v); }
-static inline CURLcode steward_curl_setopt_string(CURL *h, CURLoption o, const char *v) { return curl_easy_setopt(h, o, v); }
-static inline CURLcode steward_curl_setopt_pointer(CURL *h, CURLoption o, void *v) { return curl_easy_setopt(h, o, v); }
-static inline CURLcode steward_curl_setopt_slist(CURL *h, CURLoption o, struct curl_slist *v) { return curl_easy_setopt(h, o, v); }
+CURLcode steward_curl_setopt_long(CURL *h, CURLoption o, long v);
+CURLcode steward_curl_setopt_string(CURL *h, CURLoption o, const char *v);
+CURLcode steward_curl_setopt_pointer(CURL *h, CURLoption o, void *v);
+CURLcode steward_curl_setopt_slist(CURL *h, CURLoption o, struct curl_slist *v);
 typedef size_t (*steward_curl_data_callback)(char *data, size_t size, size_t count, void *context);
-static inline CURLcode steward_curl_setopt_callback(CURL *h, CURLoption o, steward_curl_data_callback f) { return curl_easy_setopt(h, o, f); }
-static inline CURLcode steward_curl_getinfo_long(CURL *h, CURLINFO i, long *v) { return curl_easy_getinfo(h, i, v); }
+CURLcode steward_curl_setopt_callback(CURL *h, CURLoption o, steward_curl_data_callback f);
+CURLcode steward_curl_getinfo_long(CURL *h, CURLINFO i, long *v);
 
 static const CURLoption steward_CURLOPT_URL = CURLOPT_URL;
 static const CURLoption steward_CURLOPT_CUSTOMREQUEST = CURLOPT_CUSTOMREQUEST;
