@@ -24,14 +24,25 @@ struct AvatarWorld {
         try db.connectAsAdmin().query("update public.profiles set avatar_url = $1 where id = $2", [reference, users[index]])
     }
 
-    /// `steward job run orphan-avatars` with this world's database and emulator; the summary decoded.
-    func run(_ extra: [String] = [], config: String = "", environment: [String: String] = [:]) throws -> (StewardProcess.Result, [String: Int]) {
+    /// The command line of `steward job run orphan-avatars` against this world, with `config` as the job's section
+    /// in a config file written for it (the caller removes `path`).
+    func arguments(_ extra: [String], config: String) throws -> (arguments: [String], path: String) {
         let path = NSTemporaryDirectory() + "steward-\(UUID().uuidString).ini"
         try "[job.orphan-avatars]\n\(config)\n".write(toFile: path, atomically: true, encoding: .utf8)
+        return (["job", "run", "orphan-avatars", "--config", path, "--database-url", db.url,
+                 "--storage-url", storage.url, "--service-key-file", storage.serviceKeyFile, "--json"] + extra, path)
+    }
+
+    /// The same job started in the background, for tests that act while it runs.
+    func start(_ extra: [String] = [], config: String = "") throws -> StewardProcess.Running {
+        try StewardProcess.start(try arguments(extra, config: config).arguments)
+    }
+
+    /// `steward job run orphan-avatars` with this world's database and emulator; the summary decoded.
+    func run(_ extra: [String] = [], config: String = "", environment: [String: String] = [:]) throws -> (StewardProcess.Result, [String: Int]) {
+        let (arguments, path) = try arguments(extra, config: config)
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let result = try StewardProcess.run(["job", "run", "orphan-avatars", "--config", path, "--database-url", db.url,
-                                             "--storage-url", storage.url, "--service-key-file", storage.serviceKeyFile, "--json"] + extra,
-                                            environment: environment)
+        let result = try StewardProcess.run(arguments, environment: environment)
         let json = (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) as? [String: Any] ?? [:]
         return (result, (json["summary"] as? [String: Any] ?? [:]).compactMapValues { $0 as? Int })
     }
@@ -206,12 +217,7 @@ struct OrphanAvatarsTests {
             try w.storage.age(2 * 86400)
             try w.storage.reset()
             try w.storage.faults(["delay_ms": 700])
-            let job = try StewardProcess.start(["job", "run", "orphan-avatars", "--database-url", w.db.url, "--storage-url", w.storage.url,
-                                                "--service-key-file", w.storage.serviceKeyFile, "--force", "--json", "--config", {
-                let path = NSTemporaryDirectory() + "steward-\(UUID().uuidString).ini"
-                try? "[job.orphan-avatars]\nbatch_size = 1\n".write(toFile: path, atomically: true, encoding: .utf8)
-                return path
-            }()])
+            let job = try w.start(["--force"], config: "batch_size = 1")
             // While the first batches crawl, the app saves a profile pointing at the last candidate.
             #expect(eventually(10) { ((try? w.storage.stats()["requests"] as? Int) ?? 0) >= 2 })
             try w.reference(0, "z7.jpeg")
@@ -230,10 +236,7 @@ struct OrphanAvatarsTests {
             try w.storage.age(2 * 86400)
             try w.storage.reset()
             try w.storage.faults(["delay_ms": 400])
-            let config = NSTemporaryDirectory() + "steward-\(UUID().uuidString).ini"
-            try "[job.orphan-avatars]\nbatch_size = 2\n".write(toFile: config, atomically: true, encoding: .utf8)
-            let job = try StewardProcess.start(["job", "run", "orphan-avatars", "--database-url", w.db.url, "--storage-url", w.storage.url,
-                                                "--service-key-file", w.storage.serviceKeyFile, "--force", "--config", config])
+            let job = try w.start(["--force"], config: "batch_size = 2")
             #expect(eventually(15) { ((try? w.storage.stats()["deleted"] as? Int) ?? 0) >= 2 })
             job.kill(SIGKILL)
             _ = job.wait(timeout: 5)
@@ -340,12 +343,7 @@ struct OrphanAvatarsTests {
             try app.execute("begin")
             try app.query("update public.profiles set full_name = 'busy' where id = $1", [w.users[1]])
             let started = Date()
-            let job = try StewardProcess.start(["job", "run", "orphan-avatars", "--database-url", w.db.url, "--storage-url", w.storage.url,
-                                                "--service-key-file", w.storage.serviceKeyFile, "--force", "--json", "--config", {
-                let path = NSTemporaryDirectory() + "steward-\(UUID().uuidString).ini"
-                try? "[job.orphan-avatars]\nfence_wait = 1s\n".write(toFile: path, atomically: true, encoding: .utf8)
-                return path
-            }()])
+            let job = try w.start(["--force"], config: "fence_wait = 1s")
             #expect(eventually(10) { job.stderrSoFar.contains("stayed locked by other transactions") })
             #expect(try w.storage.objects().count == 7, "nothing deleted while the fence could not be had")
             usleep(UInt32(max(0, 3 - Date().timeIntervalSince(started)) * 1_000_000))
