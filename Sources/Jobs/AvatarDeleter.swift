@@ -13,6 +13,20 @@ struct AvatarDeleter: Sendable {
     let fence: Bool
     let fenceWaitMilliseconds: Int
     let fenceRequestTimeout: Double
+    /// The reference relations (`schema.table`) that are tables, whose rows carry `xmin`; views are re-read whole.
+    let tables: Set<String>
+
+    /// Which of `references` name tables rather than views: asked once a run, not inside every fence.
+    static func tables(_ c: Connection, among references: [(schema: String, table: String, column: String)]) throws -> Set<String> {
+        var tables: Set<String> = []
+        for reference in references {
+            let name = "\(try c.quoteIdentifier(reference.schema)).\(try c.quoteIdentifier(reference.table))"
+            if try c.query("select relkind in ('r', 'p') from pg_class where oid = $1::regclass", [name]).rows.first?.decode(Bool.self, at: 0) == true {
+                tables.insert("\(reference.schema).\(reference.table)")
+            }
+        }
+        return tables
+    }
 
     struct BatchOutcome: Sendable {
         /// What Storage said it deleted.
@@ -188,8 +202,7 @@ struct AvatarDeleter: Sendable {
             let column = try c.quoteIdentifier(reference.column)
             let table = "\(try c.quoteIdentifier(reference.schema)).\(try c.quoteIdentifier(reference.table))"
             var recent = ""
-            if let writtenSince, try c.query("select relkind in ('r', 'p') from pg_class where oid = $1::regclass", [table]).rows.first?
-                .decode(Bool.self, at: 0) == true {
+            if let writtenSince, tables.contains("\(reference.schema).\(reference.table)") {
                 recent = " and age(xmin) <= age('\(UInt32(writtenSince) ?? 0)'::xid)"
             }
             // Narrow in SQL (exact names, leading slash, Storage URLs into this bucket, anything with escapes),

@@ -129,8 +129,9 @@ public struct OrphanAvatarsJob: Job {
             }
         }
 
+        let tables = try await db.run { [references] c in try AvatarDeleter.tables(c, among: references) }
         let deleter = AvatarDeleter(references: references, fence: fence, fenceWaitMilliseconds: fenceWaitMilliseconds,
-                                    fenceRequestTimeout: fenceRequestTimeout)
+                                    fenceRequestTimeout: fenceRequestTimeout, tables: tables)
         var deleted: Int64 = 0, answerLost: Int64 = 0, bytesFreed: Int64 = 0, rescued: Int64 = 0, batches: Int64 = 0, partial: Int64 = 0
         var fenceHeldMax = 0.0
         var failures: [String] = []
