@@ -1,12 +1,18 @@
 #!/usr/bin/env python3
 """Prints the fault and load suite's figures from the ledger the tests wrote (one JSON object a line):
-a table by scenario, then one closing line. Exits 1 when any loss was recorded, 0 otherwise.
+a table by scenario, then one closing line. Exits 1 when any loss, secret found or crash was recorded, 0 otherwise.
+
+Columns: cases are generated or borrowed inputs tried against a promise (property, differential, fuzz tests);
+losses are referenced objects deleted, half-applied or twice-recorded migrations, unanswered requests; secrets
+are known secrets seen in anything Steward printed or stored; crashes are processes that trapped.
 
     scripts/fault-report.py LEDGER
 """
 import json
 import sys
 from collections import OrderedDict
+
+KEYS = ("cases", "runs", "faults", "objects_checked", "losses", "secrets_found", "crashes")
 
 
 def main():
@@ -26,23 +32,24 @@ def main():
         except ValueError:
             print(f"{sys.argv[1]}:{number}: not a JSON line", file=sys.stderr)
             return 1
-        row = rows.setdefault(entry["scenario"], {"tests": 0, "runs": 0, "faults": 0, "objects_checked": 0, "losses": 0})
+        row = rows.setdefault(entry["scenario"], dict.fromkeys(("tests",) + KEYS, 0))
         row["tests"] += 1
-        for key in ("runs", "faults", "objects_checked", "losses"):
-            row[key] += int(entry[key])
+        for key in KEYS:
+            row[key] += int(entry.get(key, 0))
     if not rows:
         print("fault and load suite: no scenario ran (filtered run)")
         return 0
     print("\nfault and load suite")
-    print("| scenario | tests | runs | faults injected | objects checked | losses |")
-    print("|---|---|---|---|---|---|")
+    print("| scenario | tests | cases | runs | faults injected | objects checked | losses | secrets found | crashes |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for name in sorted(rows):
         r = rows[name]
-        print(f"| {name} | {r['tests']} | {r['runs']} | {r['faults']} | {r['objects_checked']} | {r['losses']} |")
-    total = {key: sum(r[key] for r in rows.values()) for key in ("tests", "runs", "faults", "objects_checked", "losses")}
-    print(f"\nfault and load: {len(rows)} scenarios, {total['tests']} tests, {total['runs']} runs, {total['faults']} faults injected, "
-          f"{total['objects_checked']} objects checked, {total['losses']} lost")
-    return 1 if total["losses"] else 0
+        print(f"| {name} | {r['tests']} | " + " | ".join(str(r[key]) for key in KEYS) + " |")
+    total = {key: sum(r[key] for r in rows.values()) for key in ("tests",) + KEYS}
+    print(f"\nfault and load: {len(rows)} scenarios, {total['tests']} tests, {total['cases']} cases tried, {total['runs']} runs, "
+          f"{total['faults']} faults injected, {total['objects_checked']} objects checked, {total['losses']} lost, "
+          f"{total['secrets_found']} secrets found, {total['crashes']} crashes")
+    return 1 if total["losses"] or total["secrets_found"] or total["crashes"] else 0
 
 
 if __name__ == "__main__":

@@ -4,9 +4,19 @@ import Foundation
 /// that `scripts/test.sh` prints: one JSON line each, appended to the file named by `STEWARD_FAULT_LEDGER`.
 public enum FaultLedger {
     /// Appends one scenario's figures; a no-op when no ledger is set (a test run by hand).
-    public static func record(_ scenario: String, runs: Int, faults: Int, objectsChecked: Int, losses: Int) {
+    ///
+    /// `cases` counts generated or borrowed inputs tried against a promise (property, differential and fuzz
+    /// tests); `secretsFound` counts secrets seen in anything Steward printed or stored; `crashes` counts
+    /// processes that trapped or died on a signal they did not ask for. Losses, secrets and crashes must be 0.
+    public static func record(
+        _ scenario: String, runs: Int, faults: Int, objectsChecked: Int, losses: Int,
+        cases: Int = 0, secretsFound: Int = 0, crashes: Int = 0
+    ) {
         guard let path = ProcessInfo.processInfo.environment["STEWARD_FAULT_LEDGER"] else { return }
-        let line: [String: Any] = ["scenario": scenario, "runs": runs, "faults": faults, "objects_checked": objectsChecked, "losses": losses]
+        let line: [String: Any] = [
+            "scenario": scenario, "runs": runs, "faults": faults, "objects_checked": objectsChecked, "losses": losses,
+            "cases": cases, "secrets_found": secretsFound, "crashes": crashes,
+        ]
         guard var data = try? JSONSerialization.data(withJSONObject: line, options: [.sortedKeys]) else { return }
         data.append(0x0A)
         // O_APPEND: each short line lands whole even when tests record at the same time.
