@@ -44,14 +44,15 @@ let package = Package(
         // libcurl's headers (libcurl4-openssl-dev); the library itself is opened on first use.
         .target(name: "CCurl"),
         .target(name: "Usernames", dependencies: ["CUnicode"]),
-        .target(name: "Control", dependencies: ["CSystem", "Logging"]),
+        .target(name: "Control", dependencies: ["CSystem", "FileSystem", "Logging"]),
+        .target(name: "FileSystem"),
         .target(name: "Systemd"),
-        .target(name: "Daemon", dependencies: ["Config", "Control", "Jobs", "Logging", "Migrations", "Postgres", "Scheduler", "Systemd"]),
+        .target(name: "Daemon", dependencies: ["Config", "Control", "FileSystem", "Jobs", "Logging", "Migrations", "Postgres", "Scheduler", "Systemd"]),
 
         // The executable only wires the modules together.
         .executableTarget(
             name: "steward",
-            dependencies: ["Apple", "CLI", "Config", "Control", "Daemon", "Jobs", "Logging", "Postgres", "Migrations", "Scheduler"]
+            dependencies: ["Apple", "CLI", "Config", "Control", "Daemon", "FileSystem", "Jobs", "Logging", "Postgres", "Migrations", "Scheduler"]
         ),
 
         // Fixtures shared by every test target: the real database, the built binary.
@@ -61,6 +62,6 @@ let package = Package(
         .testTarget(name: "ConfigTests", dependencies: ["Config", "CLI"]),
         .testTarget(name: "SchedulerTests", dependencies: ["Scheduler"]),
         .testTarget(name: "UsernamesTests", dependencies: ["Usernames"]),
-        .testTarget(name: "StewardTests", dependencies: ["Postgres", "Storage", "TestSupport", "steward"]),
+        .testTarget(name: "StewardTests", dependencies: ["FileSystem", "Postgres", "Storage", "TestSupport", "steward"]),
     ]
 )

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 internal import CSystem
+import FileSystem
 import Foundation
 import Logging
 import Synchronization
@@ -14,13 +15,23 @@ public final class ControlServer: Sendable {
         public var maxLineBytes = 4096
         public var readTimeoutSeconds = 5.0
         public var writeTimeoutSeconds = 5.0
+        /// Connections held at once, all users together.
         public var maxClients = 128
+        /// Of those, kept for root and Steward's own user: others together never hold more than the rest.
+        public var reservedForPrivileged = 16
+        /// Connections one user other than root or Steward's own may hold at once.
+        public var maxClientsPerUser = 16
+        /// Requests of other users handled at once; the rest wait their turn. Root's and Steward's user's
+        /// requests never wait behind them.
+        public var maxConcurrentUnprivileged = 4
         public init() {}
     }
 
     public let path: String
     let limits: Limits
     let logger: Logger
+    /// The socket file as bound, so shutdown removes only that one.
+    private let boundSocket = Mutex<FileStatus?>(nil)
 
     public init(path: String, limits: Limits = Limits(), logger: Logger) {
         self.path = path
@@ -45,7 +56,7 @@ public final class ControlServer: Sendable {
         logger.info("control socket listening", [("path", path)])
         defer {
             loop.stop()
-            unlink(path)
+            unlinkOwnSocket()
         }
         await withTaskCancellationHandler {
             await withTaskGroup(of: Void.self) { group in
@@ -63,16 +74,17 @@ public final class ControlServer: Sendable {
 
     private func bind() throws -> Int32 {
         let address = try UnixSocketAddress(path: path)
+        let folder = FolderTrust.split(path).folder
+        do { try FolderTrust.check(folder: folder) }
+        catch { throw ControlError("refusing to put the control socket in \(folder): \(error)") }
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { throw ControlError("cannot create the control socket: \(String(cString: strerror(errno)))") }
-        let probe = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        let taken = address.withSockaddr { connect(probe, $0, $1) } == 0
-        close(probe)
-        if taken {
+        do {
+            try removeStaleSocket(address)
+        } catch {
             close(fd)
-            throw ControlError("another process is listening on \(path); is a second steward running with the same [control] socket?")
+            throw error
         }
-        unlink(path)
         let oldMask = umask(0o117)
         let bound = address.withSockaddr { Glibc.bind(fd, $0, $1) }
         umask(oldMask)
@@ -81,7 +93,35 @@ public final class ControlServer: Sendable {
             close(fd)
             throw ControlError("cannot listen on \(path): \(reason)")
         }
+        boundSocket.withLock { $0 = try? FileStatus.of(path) }
         return fd
+    }
+
+    /// Removes what is at the socket path only when it is a socket nobody answers on (left by a daemon that died);
+    /// anything else there is refused.
+    private func removeStaleSocket(_ address: UnixSocketAddress) throws(ControlError) {
+        let existing: FileStatus?
+        do { existing = try FileStatus.of(path) } catch { throw ControlError("\(error)") }
+        guard let existing else { return }
+        guard existing.kind == .socket else {
+            throw ControlError("\(path) exists and is not a socket (\(existing.kind)); Steward removes only a socket a stopped daemon left: move it away or choose another [control] socket")
+        }
+        let probe = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let taken = probe >= 0 && address.withSockaddr { connect(probe, $0, $1) } == 0
+        if probe >= 0 { close(probe) }
+        if taken {
+            throw ControlError("another process is listening on \(path); is a second steward running with the same [control] socket?")
+        }
+        guard unlink(path) == 0 || errno == ENOENT else {
+            throw ControlError("cannot remove the stale socket \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Unlinks the socket at shutdown only if it is still the one this server bound.
+    private func unlinkOwnSocket() {
+        guard let mine = boundSocket.withLock({ $0 }), let now = try? FileStatus.of(path),
+              now.kind == .socket, now.device == mine.device, now.inode == mine.inode else { return }
+        unlink(path)
     }
 }
 
@@ -97,6 +137,8 @@ final class EventLoop: @unchecked Sendable {
     private struct Client {
         let fd: Int32
         let peer: PeerCredentials
+        /// Root or Steward's own user: its requests skip the queue of other users' requests.
+        let privileged: Bool
         var input: [UInt8] = []
         var output: [UInt8] = []
         var deadline: Double
@@ -114,6 +156,10 @@ final class EventLoop: @unchecked Sendable {
     /// Only touched on the loop's thread.
     private var clients: [Int: Client] = [:]
     private var nextID = 0
+    /// Other users' requests being handled (by client id, until their reply comes, even if the client left).
+    private var unprivilegedRunning: Set<Int> = []
+    /// Other users' requests waiting for one of those to finish, oldest first.
+    private var unprivilegedWaiting: [Request] = []
 
     init(listener: Int32, limits: ControlServer.Limits, requests: AsyncStream<Request>.Continuation, logger: Logger) throws {
         var fds: [Int32] = [0, 0]
@@ -164,12 +210,15 @@ final class EventLoop: @unchecked Sendable {
                 return (state.replies, state.stopped)
             }
             if stopped { return }
-            for (id, text) in replies where clients[id] != nil {
+            for (id, text) in replies {
+                unprivilegedRunning.remove(id)
+                guard clients[id] != nil else { continue }
                 clients[id]!.output += Array((text.hasSuffix("\n") ? text : text + "\n").utf8)
                 clients[id]!.awaitingReply = false
                 clients[id]!.closeAfterWrite = true
                 clients[id]!.deadline = now() + limits.writeTimeoutSeconds
             }
+            startWaitingRequests()
             expire()
             var fds = [pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0), pollfd(fd: listener, events: Int16(POLLIN), revents: 0)]
             let ids = Array(clients.keys)
@@ -197,14 +246,55 @@ final class EventLoop: @unchecked Sendable {
             let fd = steward_accept4(listener, Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue))
             if fd < 0 { return }
             let peer = PeerCredentials.of(fd) ?? PeerCredentials(pid: 0, uid: UInt32.max, gid: UInt32.max)
-            nextID += 1
-            var client = Client(fd: fd, peer: peer, deadline: now() + limits.readTimeoutSeconds)
-            if clients.count >= limits.maxClients {
-                client.output = Array((Self.error("too many clients (\(limits.maxClients)); try again") + "\n").utf8)
-                client.closeAfterWrite = true
-                client.deadline = now() + 1
+            if let refusal = admission(peer) {
+                // Told at once and closed: a refused client holds nothing, not even a file descriptor.
+                let line = Array((Self.error(refusal) + "\n").utf8)
+                _ = line.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+                close(fd)
+                continue
             }
-            clients[nextID] = client
+            nextID += 1
+            clients[nextID] = Client(fd: fd, peer: peer, privileged: peer.mayChange, deadline: now() + limits.readTimeoutSeconds)
+        }
+    }
+
+    /// Nil when `peer` may have one more connection; else why not. Root and Steward's user may use every slot;
+    /// other users share what is not reserved for them, at most `maxClientsPerUser` each.
+    private func admission(_ peer: PeerCredentials) -> String? {
+        if clients.count >= limits.maxClients { return "too many clients (\(limits.maxClients)); try again" }
+        if peer.mayChange { return nil }
+        var others = 0, same = 0
+        for client in clients.values where !client.privileged {
+            others += 1
+            if client.peer.uid == peer.uid { same += 1 }
+        }
+        if same >= limits.maxClientsPerUser {
+            return "too many connections from uid \(peer.uid) (at most \(limits.maxClientsPerUser) at once); try again"
+        }
+        if others >= limits.maxClients - limits.reservedForPrivileged {
+            return "too many clients; the remaining \(limits.reservedForPrivileged) slots are kept for root and steward's user; try again"
+        }
+        return nil
+    }
+
+    /// Hands a request on: root's and Steward's user's at once, other users' when fewer than
+    /// `maxConcurrentUnprivileged` of theirs are being handled.
+    private func submit(_ request: Request, privileged: Bool) {
+        if privileged {
+            requests.yield(request)
+        } else {
+            unprivilegedWaiting.append(request)
+            startWaitingRequests()
+        }
+    }
+
+    private func startWaitingRequests() {
+        while unprivilegedRunning.count < limits.maxConcurrentUnprivileged, !unprivilegedWaiting.isEmpty {
+            let request = unprivilegedWaiting.removeFirst()
+            // A client that hung up while waiting is not worth the work.
+            guard clients[request.client] != nil else { continue }
+            unprivilegedRunning.insert(request.client)
+            requests.yield(request)
         }
     }
 
@@ -241,7 +331,7 @@ final class EventLoop: @unchecked Sendable {
         }
         client.awaitingReply = true
         clients[id] = client
-        requests.yield(Request(client: id, line: text, peer: client.peer))
+        submit(Request(client: id, line: text, peer: client.peer), privileged: client.privileged)
     }
 
     private func refuse(_ id: Int, _ client: inout Client, _ message: String) {

@@ -13,6 +13,22 @@ struct ControlHandler: Sendable {
     let reload: @Sendable () async -> [String]
     let logger: Logger
     let host: String
+    /// A connection of its own for root and Steward's user, so their requests never queue behind other users'.
+    let privilegedSession: DatabaseSession
+
+    init(coordinator: Coordinator, session: DatabaseSession, makeSession: @escaping @Sendable (String) -> DatabaseSession,
+         reload: @escaping @Sendable () async -> [String], logger: Logger, host: String) {
+        self.coordinator = coordinator
+        self.session = session
+        self.makeSession = makeSession
+        self.reload = reload
+        self.logger = logger
+        self.host = host
+        self.privilegedSession = makeSession("control-privileged")
+    }
+
+    /// The database connection that serves `peer`.
+    private func database(for peer: PeerCredentials) -> DatabaseSession { peer.mayChange ? privilegedSession : session }
 
     func handle(_ line: String, peer: PeerCredentials) async -> String {
         let request: ControlRequest
@@ -29,13 +45,13 @@ struct ControlHandler: Sendable {
         do {
             switch request.command.name {
             case "help": return help()
-            case "status": return await status()
-            case "jobs": return await jobs()
-            case "history": return try await history(request)
+            case "status": return await status(database(for: peer))
+            case "jobs": return await jobs(database(for: peer))
+            case "history": return try await history(request, database(for: peer))
             case "run": return try await runNow(request, peer: peer)
             case "pause", "resume": return try await pause(request, peer: peer)
-            case "migrations": return try await migrations()
-            case "verify": return try await verify()
+            case "migrations": return try await migrations(database(for: peer))
+            case "verify": return try await verify(database(for: peer))
             case "reload": return await reloadNow()
             case "metrics":
                 let text = MetricsRenderer.render(coordinator)
@@ -60,25 +76,25 @@ struct ControlHandler: Sendable {
         return success([("commands", .strings(ControlRequest.commands.map(\.usage)))], text: lines.joined(separator: "\n"))
     }
 
-    private func status() async -> String {
+    private func status(_ session: DatabaseSession) async -> String {
         let s = coordinator.state.withLock { $0 }
         var text = "instance \(host) pid \(getpid()), up \(Int(Date().timeIntervalSince(coordinator.startedAt))) s\n"
         text += s.isLeader ? "leader: this instance (since \(s.leaderSince.map(ISODate.string) ?? "?"))\n" : "leader: another instance (this one stands by)\n"
         text += "database: \(s.databaseReachable ? "reachable" : "UNREACHABLE")\n"
         text += "schema: \(s.schemaDifferences) difference(s), \(s.pendingMigrations) pending migration(s)\n"
-        let (jobsText, jobsJSON) = await jobTable()
+        let (jobsText, jobsJSON) = await jobTable(session)
         return success([("host", .string(host)), ("pid", .number(Double(getpid()))), ("leader", .bool(s.isLeader)),
                         ("database_reachable", .bool(s.databaseReachable)), ("schema_differences", .number(Double(s.schemaDifferences))),
                         ("pending_migrations", .number(Double(s.pendingMigrations))), ("jobs", jobsJSON)],
                        text: text + "\n" + jobsText)
     }
 
-    private func jobs() async -> String {
-        let (text, json) = await jobTable()
+    private func jobs(_ session: DatabaseSession) async -> String {
+        let (text, json) = await jobTable(session)
         return success([("jobs", json)], text: text)
     }
 
-    private func jobTable() async -> (String, JSON) {
+    private func jobTable(_ session: DatabaseSession) async -> (String, JSON) {
         let s = coordinator.state.withLock { $0 }
         let last = (try? await RunHistory(session: session, host: host, pid: Int(getpid())).lastRuns()) ?? [:]
         var text = "JOB              ENABLED PAUSED  RUNNING SCHEDULE                 NEXT                  LAST\n"
@@ -103,7 +119,7 @@ struct ControlHandler: Sendable {
         return (text, .array(items))
     }
 
-    private func history(_ request: ControlRequest) async throws -> String {
+    private func history(_ request: ControlRequest, _ session: DatabaseSession) async throws -> String {
         let job = request.arguments[0]
         guard coordinator.job(named: job) != nil else { throw ControlError("no job \(job)") }
         let limit = request.arguments.count > 1 ? Int(request.arguments[1]) ?? -1 : 10
@@ -156,13 +172,13 @@ struct ControlHandler: Sendable {
         let job = request.arguments[0]
         guard coordinator.job(named: job) != nil else { throw ControlError("no job \(job)") }
         let paused = request.command.name == "pause"
-        try await RunHistory(session: session, host: host, pid: Int(getpid())).setPaused(job: job, paused: paused, by: "uid \(peer.uid) via \(host)")
+        try await RunHistory(session: database(for: peer), host: host, pid: Int(getpid())).setPaused(job: job, paused: paused, by: "uid \(peer.uid) via \(host)")
         coordinator.withScheduler { $0.setPaused(job, paused) }
         logger.notice(paused ? "job paused" : "job resumed", [("job", job), ("uid", String(peer.uid))])
         return success([("job", .string(job)), ("paused", .bool(paused))], text: "\(job) \(paused ? "paused" : "resumed") (cluster-wide)")
     }
 
-    private func migrations() async throws -> String {
+    private func migrations(_ session: DatabaseSession) async throws -> String {
         let directory = coordinator.settings.config.migrationsDirectory
         let include = coordinator.settings.config.migrationsInclude
         let status = try await session.run { c in try Migrator(connection: c, source: try MigrationSource(directory: directory, include: include), logger: .silent).status() }
@@ -178,7 +194,7 @@ struct ControlHandler: Sendable {
                         ("pending", .number(Double(status.pending.count))), ("problems", .strings(status.problems))], text: text)
     }
 
-    private func verify() async throws -> String {
+    private func verify(_ session: DatabaseSession) async throws -> String {
         let directory = coordinator.settings.config.migrationsDirectory
         let include = coordinator.settings.config.migrationsInclude
         let report = try await session.run { c in try Verifier(connection: c, source: try MigrationSource(directory: directory, include: include)).verify() }

@@ -1,3 +1,4 @@
+import FileSystem
 import Foundation
 
 /// The daemon's state in Prometheus' text format (for `ctl metrics` and node_exporter's textfile collector).
@@ -43,13 +44,9 @@ enum MetricsRenderer {
         value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
     }
 
-    /// Writes `text` to `path` atomically (temporary file, then rename), as the textfile collector needs.
+    /// Replaces `path` with `text` (mode 644) whole, as the textfile collector needs; never through a link or
+    /// over another user's file (see `AtomicFile`).
     static func write(_ text: String, to path: String) throws {
-        let temporary = path + ".tmp.\(getpid())"
-        try text.write(toFile: temporary, atomically: false, encoding: .utf8)
-        guard rename(temporary, path) == 0 else {
-            unlink(temporary)
-            throw CocoaError(.fileWriteUnknown)
-        }
+        try AtomicFile.write(text, to: path, mode: 0o644)
     }
 }

@@ -4,6 +4,7 @@ import Glibc
 import Apple
 import CLI
 import Config
+import FileSystem
 import Foundation
 import Jobs
 import Logging
@@ -64,7 +65,9 @@ enum AppleSecretGenerateCommand: StewardCommand {
         name: "apple-secret generate",
         abstract: "Generate a new client secret (ES256 JWT) from the .p8 key; write it or push it.",
         discussion: """
-        Uses [apple] team_id, key_id, services_id and private_key_file. --out writes the secret to a file (mode 600);
+        Uses [apple] team_id, key_id, services_id and private_key_file. --out writes the secret to a file (mode 600,
+        replaced whole through a temporary file; never through a symbolic link, over another user's file, or into a
+        folder others may write without the sticky bit);
         --push sends it to the project through the Management API (PATCH config/auth, external_apple_secret) and
         checks the new hash with a GET. Either way the secret is recorded by its hash, never itself. Without --out or
         --push nothing is written: the secret is never printed to a terminal by accident.
@@ -89,11 +92,8 @@ enum AppleSecretGenerateCommand: StewardCommand {
         let session = try await appleSession(context)
         let hash = secret.managementHash(projectRef: apple.projectRef ?? "")
         if let out {
-            let fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-            guard fd >= 0 else { throw ConfigError(file: out, message: "cannot write: \(String(cString: strerror(errno)))") }
-            fchmod(fd, 0o600)
-            FileDescriptorWriter.write(secret.token, to: fd)
-            close(fd)
+            do { try AtomicFile.write(secret.token, to: out, mode: 0o600) }
+            catch { throw ConfigError(file: out, message: "cannot write the secret: " + (error.path == out ? error.message : error.description)) }
             try await AppleSecretStatus.record(secret, hash: hash, delivered: "generated", database: session)
             Output.print("wrote a secret to \(out) (mode 600), expires \(ISODate.string(secret.expiresAt))")
         }

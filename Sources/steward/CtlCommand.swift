@@ -13,7 +13,9 @@ enum CtlCommand: StewardCommand {
         Commands: status, jobs, history <job> [n], run <job> [--dry-run], pause <job>, resume <job>,
         migrations, verify, reload, metrics, help. Changing commands (run, pause, resume, reload) need root
         or steward's own user; members of the socket's group may use the others.
-        Exits 0 when the daemon answered ok, 1 when it refused, 69 when no daemon listens.
+        Exits 0 when the daemon answered ok, 1 when it refused, 69 when no daemon listens or the process
+        listening is not one ctl trusts (root, you, or the owner of the socket's folder when root gave it that
+        folder), 75 when the daemon closed the connection without answering or gave no answer within --timeout.
 
         Examples: steward ctl status      steward ctl run prune-history --dry-run      steward ctl metrics
         """,
@@ -31,14 +33,20 @@ enum CtlCommand: StewardCommand {
             throw UsageError(command: spec.name, message: "name a command: status, jobs, history, run, pause, resume, migrations, verify, reload, metrics, help")
         }
         let line = (context.arguments.positionals + (context.arguments.flag("dry-run") ? ["--dry-run"] : [])).joined(separator: " ")
-        let timeout = Double(context.arguments.value("timeout") ?? "600") ?? 600
+        let timeoutText = context.arguments.value("timeout") ?? "600"
+        guard let timeout = Double(timeoutText), timeout.isFinite, timeout > 0, timeout <= 604_800 else {
+            throw UsageError(command: spec.name, message: "--timeout takes seconds, more than 0 and at most 604800 (a week), not \"\(timeoutText.prefix(40))\"")
+        }
         let path = context.config.controlSocket
         let reply: String
         do {
             reply = try ControlClient.exchange(line, path: path, timeout: timeout)
         } catch {
             Output.error("\(path): \(error.message)")
-            return .unavailable
+            switch error.kind {
+            case .unreachable, .untrusted: return .unavailable
+            case .closed, .timedOut: return .temporaryFailure
+            }
         }
         let fields = (try? JSONSerialization.jsonObject(with: Data(reply.utf8))) as? [String: Any]
         let ok = fields?["ok"] as? Bool ?? false
