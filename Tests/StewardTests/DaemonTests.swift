@@ -209,7 +209,10 @@ struct DaemonShutdownTests {
             #expect(text.contains("steward_leader 1"))
             #expect(text.contains("steward_job_runs_total{job=\"prune-history\",status=\"succeeded\"}"))
             #expect(text.contains("# TYPE steward_job_last_success_timestamp_seconds gauge"))
-            #expect(!FileManager.default.fileExists(atPath: file + ".tmp.\(daemon.process.pid)"))
+            let name = (file as NSString).lastPathComponent
+            let leftovers = try FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory()).filter { $0.hasPrefix(".\(name).tmp-") }
+            #expect(leftovers.isEmpty, "\(leftovers)")
+            #expect((try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int) == 0o644)
             let viaSocket = try daemon.ctl(["metrics"])
             #expect(viaSocket.stdout.contains("steward_database_up 1"))
             #expect(daemon.stop().exitCode == 0)

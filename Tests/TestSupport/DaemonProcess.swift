@@ -7,14 +7,15 @@ public final class DaemonProcess: @unchecked Sendable {
     public let process: StewardProcess.Running
     public let host: String
 
-    /// Starts `steward run` against `databaseURL` with `config` appended to a generated `[control]`/`[daemon]` part.
+    /// Starts `steward run` against `databaseURL` with `config` appended to a generated `[control]`/`[daemon]` part
+    /// (the socket in the temporary folder unless `socketPath` names one).
     public init(databaseURL: String, host: String = "test-\(UInt16.random(in: 0...UInt16.max))", config: String = "",
-                environment: [String: String] = [:], leaderPoll: Double = 0.5) throws {
+                environment: [String: String] = [:], leaderPoll: Double = 0.5, socketPath: String? = nil) throws {
         let id = UInt32.random(in: 0...UInt32.max)
         self.host = host
         configPath = NSTemporaryDirectory() + "steward-\(id).ini"
-        socketPath = NSTemporaryDirectory() + "steward-\(id).sock"
-        try Self.configText(databaseURL: databaseURL, socket: socketPath, host: host, leaderPoll: leaderPoll, extra: config)
+        self.socketPath = socketPath ?? NSTemporaryDirectory() + "steward-\(id).sock"
+        try Self.configText(databaseURL: databaseURL, socket: self.socketPath, host: host, leaderPoll: leaderPoll, extra: config)
             .write(toFile: configPath, atomically: true, encoding: .utf8)
         process = try StewardProcess.start(["run", "--config", configPath, "--log-level", "debug"], environment: environment)
     }
