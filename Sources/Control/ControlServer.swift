@@ -323,7 +323,8 @@ final class EventLoop: @unchecked Sendable {
             return refuse(id, &client, "request longer than \(limits.maxLineBytes) bytes")
         }
         guard newline != nil || n == 0 else { clients[id] = client; return }
-        if n == 0 && client.input.isEmpty { return drop(id) }
+        // Closed its writing half without a byte: told so (a client that hung up altogether just misses the answer).
+        if n == 0 && client.input.isEmpty { return refuse(id, &client, "empty request; try help") }
         var line = Array(client.input[..<lineLength])
         if line.last == 0x0D { line.removeLast() }
         guard let text = String(validating: line, as: UTF8.self) else {

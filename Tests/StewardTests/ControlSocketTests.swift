@@ -11,6 +11,7 @@ struct ControlSocketTests {
             #expect(daemon.waitUntil(leader: true, timeout: 20))
             try body(daemon)
             #expect(try daemon.ctlJSON(["status"])["ok"] as? Bool == true, "the daemon stopped serving")
+            // Generated requests may have paused the job; the daemon must still stop cleanly.
             #expect(daemon.stop().exitCode == 0)
         }
     }
@@ -39,6 +40,53 @@ struct ControlSocketTests {
             #expect(serving)
             FaultLedger.record("control socket: random bytes and bad requests", runs: 20 + requests.count, faults: 20 + requests.count,
                                objectsChecked: 0, losses: unclear + (serving ? 0 : 1))
+        }
+    }
+
+    @Test("thousands of generated and mutated requests: each is answered with ok or a clear error, and the daemon never stops serving")
+    func generatedRequests() throws {
+        try withDaemon { daemon in
+            var random = SeededGenerator.fromEnvironment()
+            print("control socket generated requests: seed \(random.seed) (STEWARD_TEST_SEED replays it)")
+            let batches = 40, perBatch = 100, together = 20
+            var unanswered: [String] = [], unclear: [String] = [], helpFailures = 0, crashed = false
+            for _ in 0..<batches {
+                var index = 0
+                while index < perBatch {
+                    var open: [(UnixClient, [UInt8])] = []
+                    for _ in 0..<min(together, perBatch - index) {
+                        let request = RequestGenerator.next(using: &random)
+                        guard let client = UnixClient(path: daemon.socketPath) else { unanswered.append("connect refused"); continue }
+                        // Some arrive in pieces, some end with a half-close instead of a newline.
+                        let split = request.bytes.isEmpty ? 0 : Int.random(in: 0...request.bytes.count, using: &random)
+                        client.send(Array(request.bytes[..<split]))
+                        if Int.random(in: 0..<10, using: &random) == 0 { usleep(1000) }
+                        client.send(Array(request.bytes[split...]))
+                        if request.halfClose { client.shutdownWrite() }
+                        open.append((client, request.bytes))
+                    }
+                    index += together
+                    for (client, bytes) in open {
+                        let shown = String(decoding: bytes.prefix(80), as: UTF8.self).debugDescription
+                        guard let reply = client.readLine(timeout: 20) else { unanswered.append(shown); continue }
+                        let object = (try? JSONSerialization.jsonObject(with: Data(reply.utf8))) as? [String: Any]
+                        let ok = object?["ok"] as? Bool
+                        let error = object?["error"] as? String ?? ""
+                        if ok == nil || (ok == false && error.isEmpty) { unclear.append("\(shown) -> \(reply.prefix(120))") }
+                    }
+                }
+                if !daemon.process.process.isRunning { crashed = true; break }
+                let help = UnixClient(path: daemon.socketPath)
+                help?.send("help\n")
+                if help?.readLine(timeout: 10)?.contains("\"ok\":true") != true { helpFailures += 1 }
+            }
+            let cases = batches * perBatch
+            #expect(!crashed, "the daemon died (seed \(random.seed)): \(daemon.process.stderrSoFar.suffix(3000))")
+            #expect(unanswered.isEmpty, "seed \(random.seed): \(unanswered.count) unanswered, first \(unanswered.prefix(5))")
+            #expect(unclear.isEmpty, "seed \(random.seed): \(unclear.count) unclear, first \(unclear.prefix(5))")
+            #expect(helpFailures == 0)
+            FaultLedger.record("control socket: generated requests", runs: cases + batches, faults: cases, objectsChecked: 0,
+                               losses: unanswered.count + unclear.count + helpFailures, cases: cases, crashes: crashed ? 1 : 0)
         }
     }
 
