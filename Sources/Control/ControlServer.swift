@@ -42,7 +42,9 @@ public final class ControlServer: Sendable {
     /// A bound, listening socket, ready to serve.
     public struct Listener: Sendable { let fd: Int32 }
 
-    /// Binds the socket (mode 0660); throws when it cannot, or when another daemon already listens on it.
+    /// Binds the socket (mode 0660); throws when it cannot, when another daemon already listens on it, when its
+    /// folder (or one above) could be changed by someone other than root or Steward's user, or when something
+    /// other than a stale socket is at the path (only a socket nobody answers on is removed).
     public func listen() throws -> Listener { Listener(fd: try bind()) }
 
     /// Serves until the calling task is cancelled, then closes every connection and unlinks the socket.
@@ -104,7 +106,7 @@ public final class ControlServer: Sendable {
         do { existing = try FileStatus.of(path) } catch { throw ControlError("\(error)") }
         guard let existing else { return }
         guard existing.kind == .socket else {
-            throw ControlError("\(path) exists and is not a socket (\(existing.kind)); Steward removes only a socket a stopped daemon left: move it away or choose another [control] socket")
+            throw ControlError("\(path) exists and is \(existing.kindDescription), not a socket; Steward removes only a socket a stopped daemon left: move it away or choose another [control] socket")
         }
         let probe = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         let taken = probe >= 0 && address.withSockaddr { connect(probe, $0, $1) } == 0

@@ -34,6 +34,17 @@ public struct FileStatus: Sendable, Equatable {
         throw FileSystemError(path: path, message: "cannot stat: \(String(cString: strerror(errno)))")
     }
 
+    /// The kind in words, for messages: "a regular file", "a symbolic link", …
+    public var kindDescription: String {
+        switch kind {
+        case .regular: "a regular file"
+        case .folder: "a folder"
+        case .symbolicLink: "a symbolic link"
+        case .socket: "a socket"
+        case .other: "a device or pipe"
+        }
+    }
+
     /// Writable by group or others.
     public var sharedWritable: Bool { mode & 0o022 != 0 }
     /// The sticky bit: in such a folder only an entry's owner (or the folder's, or root) may remove or rename it.

@@ -69,7 +69,7 @@ struct LocalAttackerTests {
             let daemon = try DaemonProcess(databaseURL: db.url, socketPath: path)
             let result = daemon.process.wait(timeout: 20)
             #expect(result.exitCode == 1)
-            #expect(result.stderr.contains("exists and is not a socket"), "\(result.stderr)")
+            #expect(result.stderr.contains("exists and is a regular file, not a socket"), "\(result.stderr)")
             #expect((try? String(contentsOfFile: path, encoding: .utf8)) == "root's notes\n")
         }
     }
