@@ -62,6 +62,7 @@ struct LocalAttackerTests {
                     "the other users never filled their share of the slots, so the test proved nothing: \(results)")
             let floodAnswered = results.filter { $0["mode"] as? String == "flood" }.compactMap { $0["answered"] as? Int }.reduce(0, +)
             #expect(floodAnswered > 0, "other users' requests were never served")
+            #expect(daemon.process.stderrSoFar.contains("control connections refused"), "the flood left no trace in the log")
             let refused = results.compactMap { $0["refused"] as? Int }.reduce(0, +)
             FaultLedger.record("control socket: \(users.count) other users hold every slot they may", runs: 21, faults: refused,
                                objectsChecked: 0, losses: (20 - rootAnswered) + (run.exitCode == 0 ? 0 : 1))

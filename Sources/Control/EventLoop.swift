@@ -1,0 +1,267 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+internal import CSystem
+import Foundation
+import Logging
+import Synchronization
+
+/// The poll loop behind `ControlServer`: accepts, reads one line per client within the limits,
+/// hands it on, and writes the reply back when it comes.
+final class EventLoop: @unchecked Sendable {
+    struct Request: Sendable {
+        let client: Int
+        let line: String
+        let peer: PeerCredentials
+    }
+
+    private struct Client {
+        let fd: Int32
+        let peer: PeerCredentials
+        /// Root or Steward's own user: its requests skip the queue of other users' requests.
+        let privileged: Bool
+        var input: [UInt8] = []
+        var output: [UInt8] = []
+        var deadline: Double
+        var awaitingReply = false
+        var closeAfterWrite = false
+    }
+
+    private let listener: Int32
+    private let wake: (read: Int32, write: Int32)
+    private let limits: ControlServer.Limits
+    private let requests: AsyncStream<Request>.Continuation
+    private let logger: Logger
+    private let shared = Mutex<(replies: [(Int, String)], stopped: Bool)>(([], false))
+    private let finished = DispatchSemaphore(value: 0)
+    /// Only touched on the loop's thread.
+    private var clients: [Int: Client] = [:]
+    private var nextID = 0
+    /// Other users' requests being handled (by client id, until their reply comes, even if the client left).
+    private var unprivilegedRunning: Set<Int> = []
+    /// Other users' requests waiting for one of those to finish, oldest first.
+    private var unprivilegedWaiting: [Request] = []
+    /// Connections refused since the last warning about them, by uid; logged at most every 10 s.
+    private var refusedByUID: [UInt32: Int] = [:]
+    private var lastRefusalWarning = 0.0
+
+    init(listener: Int32, limits: ControlServer.Limits, requests: AsyncStream<Request>.Continuation, logger: Logger) throws {
+        var fds: [Int32] = [0, 0]
+        guard steward_pipe2(&fds, O_NONBLOCK | O_CLOEXEC) == 0 else { throw ControlError("cannot create a pipe: \(String(cString: strerror(errno)))") }
+        self.listener = listener
+        self.wake = (fds[0], fds[1])
+        self.limits = limits
+        self.requests = requests
+        self.logger = logger
+    }
+
+    func start() {
+        let thread = Thread { [self] in loop(); finished.signal() }
+        thread.name = "steward-control"
+        thread.start()
+    }
+
+    /// Stops the loop, closes every connection, waits for the thread. Safe to call twice.
+    func stop() {
+        let first = shared.withLock { state -> Bool in
+            defer { state.stopped = true }
+            return !state.stopped
+        }
+        guard first else { return }
+        poke()
+        finished.wait()
+        close(wake.read)
+        close(wake.write)
+    }
+
+    func reply(to client: Int, _ text: String) {
+        shared.withLock { $0.replies.append((client, text)) }
+        poke()
+    }
+
+    private func poke() { var byte: UInt8 = 1; _ = write(wake.write, &byte, 1) }
+
+    private func loop() {
+        defer {
+            for client in clients.values { close(client.fd) }
+            clients = [:]
+            close(listener)
+            requests.finish()
+        }
+        while true {
+            let (replies, stopped) = shared.withLock { state -> ([(Int, String)], Bool) in
+                defer { state.replies = [] }
+                return (state.replies, state.stopped)
+            }
+            if stopped { return }
+            for (id, text) in replies {
+                unprivilegedRunning.remove(id)
+                guard clients[id] != nil else { continue }
+                clients[id]!.output += Array((text.hasSuffix("\n") ? text : text + "\n").utf8)
+                clients[id]!.awaitingReply = false
+                clients[id]!.closeAfterWrite = true
+                clients[id]!.deadline = now() + limits.writeTimeoutSeconds
+            }
+            startWaitingRequests()
+            expire()
+            var fds = [pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0), pollfd(fd: listener, events: Int16(POLLIN), revents: 0)]
+            let ids = Array(clients.keys)
+            for id in ids {
+                let c = clients[id]!
+                // While its request runs, watch only for a full hang-up (reported even with no events asked for):
+                // a client that merely closed its writing half still reads the reply.
+                let events = !c.output.isEmpty ? POLLOUT : (c.awaitingReply ? 0 : POLLIN)
+                fds.append(pollfd(fd: c.fd, events: Int16(events), revents: 0))
+            }
+            let nearest = clients.values.filter { !$0.awaitingReply }.map(\.deadline).min()
+            let timeout = nearest.map { Int32(max(0, min(1000, ($0 - now()) * 1000)) + 1) } ?? 1000
+            let ready = poll(&fds, nfds_t(fds.count), timeout)
+            if ready < 0 { if errno == EINTR { continue }; logger.error("control socket poll failed", [("error", String(cString: strerror(errno)))]); return }
+            if fds[0].revents != 0 { var drain = [UInt8](repeating: 0, count: 64); while read(wake.read, &drain, 64) > 0 {} }
+            if fds[1].revents & Int16(POLLIN) != 0 { acceptAll() }
+            warnAboutRefusals()
+            for (index, id) in ids.enumerated() where fds[index + 2].revents != 0 {
+                service(id, revents: fds[index + 2].revents)
+            }
+        }
+    }
+
+    private func acceptAll() {
+        while true {
+            let fd = steward_accept4(listener, Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue))
+            if fd < 0 { return }
+            let peer = PeerCredentials.of(fd) ?? PeerCredentials(pid: 0, uid: UInt32.max, gid: UInt32.max)
+            if let refusal = admission(peer) {
+                // Told at once and closed: a refused client holds nothing, not even a file descriptor.
+                let line = Array((Self.error(refusal) + "\n").utf8)
+                _ = line.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+                close(fd)
+                refusedByUID[peer.uid, default: 0] += 1
+                continue
+            }
+            nextID += 1
+            clients[nextID] = Client(fd: fd, peer: peer, privileged: peer.mayChange, deadline: now() + limits.readTimeoutSeconds)
+        }
+    }
+
+    /// One warning line for the connections refused lately, so a flood shows in the log without flooding it.
+    private func warnAboutRefusals() {
+        guard !refusedByUID.isEmpty, now() - lastRefusalWarning >= 10 else { return }
+        let counts = refusedByUID.sorted { $0.key < $1.key }.map { "uid \($0.key): \($0.value)" }.joined(separator: ", ")
+        logger.warning("control connections refused: too many at once", [("refused", counts), ("limit_per_user", String(limits.maxClientsPerUser)),
+                                                                          ("reserved_for_privileged", String(limits.reservedForPrivileged))])
+        refusedByUID = [:]
+        lastRefusalWarning = now()
+    }
+
+    /// Nil when `peer` may have one more connection; else why not. Root and Steward's user may use every slot;
+    /// other users share what is not reserved for them, at most `maxClientsPerUser` each.
+    private func admission(_ peer: PeerCredentials) -> String? {
+        if clients.count >= limits.maxClients { return "too many clients (\(limits.maxClients)); try again" }
+        if peer.mayChange { return nil }
+        var others = 0, same = 0
+        for client in clients.values where !client.privileged {
+            others += 1
+            if client.peer.uid == peer.uid { same += 1 }
+        }
+        if same >= limits.maxClientsPerUser {
+            return "too many connections from uid \(peer.uid) (at most \(limits.maxClientsPerUser) at once); try again"
+        }
+        if others >= limits.maxClients - limits.reservedForPrivileged {
+            return "too many clients; the remaining \(limits.reservedForPrivileged) slots are kept for root and steward's user; try again"
+        }
+        return nil
+    }
+
+    /// Hands a request on: root's and Steward's user's at once, other users' when fewer than
+    /// `maxConcurrentUnprivileged` of theirs are being handled.
+    private func submit(_ request: Request, privileged: Bool) {
+        if privileged {
+            requests.yield(request)
+        } else {
+            unprivilegedWaiting.append(request)
+            startWaitingRequests()
+        }
+    }
+
+    private func startWaitingRequests() {
+        while unprivilegedRunning.count < limits.maxConcurrentUnprivileged, !unprivilegedWaiting.isEmpty {
+            let request = unprivilegedWaiting.removeFirst()
+            // A client that hung up while waiting is not worth the work.
+            guard clients[request.client] != nil else { continue }
+            unprivilegedRunning.insert(request.client)
+            requests.yield(request)
+        }
+    }
+
+    private func service(_ id: Int, revents: Int16) {
+        guard var client = clients[id] else { return }
+        if !client.output.isEmpty {
+            let n = client.output.withUnsafeBytes { send(client.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n > 0 { client.output.removeFirst(n) }
+            if n < 0 && errno != EAGAIN && errno != EINTR { return drop(id) }
+            if client.output.isEmpty && client.closeAfterWrite { return drop(id) }
+            clients[id] = client
+            return
+        }
+        if client.awaitingReply {
+            // Gone while its request runs: nothing to answer; the handler's work finishes regardless.
+            if revents & Int16(POLLHUP | POLLERR) != 0 { drop(id) }
+            return
+        }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let n = read(client.fd, &buffer, buffer.count)
+        if n < 0 { if errno == EAGAIN || errno == EINTR { return }; return drop(id) }
+        if n > 0 { client.input += buffer[..<n] }
+        let newline = client.input.firstIndex(of: 0x0A)
+        let lineLength = newline ?? client.input.count
+        if lineLength > limits.maxLineBytes {
+            return refuse(id, &client, "request longer than \(limits.maxLineBytes) bytes")
+        }
+        guard newline != nil || n == 0 else { clients[id] = client; return }
+        // Closed its writing half without a byte: told so (a client that hung up altogether just misses the answer).
+        if n == 0 && client.input.isEmpty { return refuse(id, &client, "empty request; try help") }
+        var line = Array(client.input[..<lineLength])
+        if line.last == 0x0D { line.removeLast() }
+        guard let text = String(validating: line, as: UTF8.self) else {
+            return refuse(id, &client, "the request is not valid UTF-8")
+        }
+        client.awaitingReply = true
+        clients[id] = client
+        submit(Request(client: id, line: text, peer: client.peer), privileged: client.privileged)
+    }
+
+    private func refuse(_ id: Int, _ client: inout Client, _ message: String) {
+        client.output = Array((Self.error(message) + "\n").utf8)
+        client.closeAfterWrite = true
+        client.deadline = now() + limits.writeTimeoutSeconds
+        clients[id] = client
+    }
+
+    /// Clients past their deadline: a request that never came gets an error; a reply nobody reads is dropped.
+    private func expire() {
+        let t = now()
+        for (id, var client) in clients where !client.awaitingReply && client.deadline < t {
+            if client.output.isEmpty && !client.closeAfterWrite {
+                refuse(id, &client, "timed out waiting for a request line (\(Int(limits.readTimeoutSeconds)) s)")
+                clients[id]!.deadline = t + 1
+            } else {
+                drop(id)
+            }
+        }
+    }
+
+    private func drop(_ id: Int) {
+        if let client = clients.removeValue(forKey: id) { close(client.fd) }
+    }
+
+    private func now() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+
+    static func error(_ message: String) -> String {
+        JSON.object([("ok", .bool(false)), ("error", .string(message))]).rendered
+    }
+}
