@@ -187,8 +187,6 @@ final class EventLoop: @unchecked Sendable {
     private func startWaitingRequests() {
         while unprivilegedRunning.count < limits.maxConcurrentUnprivileged, !unprivilegedWaiting.isEmpty {
             let request = unprivilegedWaiting.removeFirst()
-            // A client that hung up while waiting is not worth the work.
-            guard clients[request.client] != nil else { continue }
             unprivilegedRunning.insert(request.client)
             requests.yield(request)
         }
@@ -252,7 +250,10 @@ final class EventLoop: @unchecked Sendable {
     }
 
     private func drop(_ id: Int) {
-        if let client = clients.removeValue(forKey: id) { close(client.fd) }
+        guard let client = clients.removeValue(forKey: id) else { return }
+        close(client.fd)
+        // A request still waiting for its turn goes with its client, so hang-ups cannot pile up work.
+        if !client.privileged && client.awaitingReply { unprivilegedWaiting.removeAll { $0.client == id } }
     }
 
     private func now() -> Double {
