@@ -106,6 +106,32 @@ struct FileWriteTests {
                            objectsChecked: cases, losses: wrong.count, cases: cases)
     }
 
+    @Test("a folder on the way that another user could change, or reached through their link, is refused")
+    func foldersOnTheWay() throws {
+        let base = NSTemporaryDirectory() + "steward-way-\(UUID().uuidString.prefix(8))"
+        try #require(mkdir(base, 0o755) == 0 && chmod(base, 0o755) == 0)
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        // base/shared (0777) holds base/shared/inner (root, 0755): whoever may write in shared could swap inner.
+        mkdir(base + "/shared", 0o777); chmod(base + "/shared", 0o777)
+        mkdir(base + "/shared/inner", 0o755)
+        #expect(throws: FileSystemError.self) { try AtomicFile.write("x", to: base + "/shared/inner/f", mode: 0o644) }
+        // A link made by another user that leads to a root folder.
+        mkdir(base + "/real", 0o755)
+        symlink(base + "/real", base + "/theirs")
+        lchown(base + "/theirs", 65534, 65534)
+        do {
+            try AtomicFile.write("x", to: base + "/theirs/f", mode: 0o644)
+            Issue.record("wrote through another user's link")
+        } catch {
+            #expect(error.message.contains("symbolic link owned by uid 65534"), "\(error)")
+        }
+        // Root's own link to the same folder is followed.
+        symlink(base + "/real", base + "/ours")
+        try AtomicFile.write("x", to: base + "/ours/f", mode: 0o644)
+        #expect(try String(contentsOfFile: base + "/real/f", encoding: .utf8) == "x")
+        #expect(!FileManager.default.fileExists(atPath: base + "/shared/inner/f"))
+    }
+
     @Test("generate --out: a link to root's file, another user's file and a shared folder are refused; a write is whole, mode 600")
     func secretOut() throws {
         try AppleWorld.with { w in
