@@ -64,9 +64,9 @@ struct FileWriteTests {
             }
             let ownLeftover = Bool.random(using: &random) ? AtomicFile.temporaryPrefix(name) + "1-2" : nil
             let theirLeftover = Bool.random(using: &random) ? AtomicFile.temporaryPrefix(name) + "3-4" : nil
-            if let ownLeftover { FileManager.default.createFile(atPath: folder + "/" + ownLeftover, contents: Data("half".utf8), attributes: [.posixPermissions: 0o600]) }
+            if let ownLeftover { try #require(FileManager.default.createFile(atPath: folder + "/" + ownLeftover, contents: Data("half".utf8), attributes: [.posixPermissions: 0o600])) }
             if let theirLeftover {
-                FileManager.default.createFile(atPath: folder + "/" + theirLeftover, contents: Data("x".utf8), attributes: [.posixPermissions: 0o600])
+                try #require(FileManager.default.createFile(atPath: folder + "/" + theirLeftover, contents: Data("x".utf8), attributes: [.posixPermissions: 0o600]))
                 chown(folder + "/" + theirLeftover, 65534, 65534)
             }
             chmod(folder, folderMode)
@@ -146,7 +146,7 @@ struct FileWriteTests {
             #expect(try String(contentsOfFile: victim, encoding: .utf8) == "root's own file\n")
 
             let theirs = w.folder + "/theirs.jwt"
-            FileManager.default.createFile(atPath: theirs, contents: Data(), attributes: [.posixPermissions: 0o644])
+            try #require(FileManager.default.createFile(atPath: theirs, contents: Data(), attributes: [.posixPermissions: 0o644]))
             chown(theirs, 65534, 65534)
             let overTheirs = try w.steward(["apple-secret", "generate", "--out", theirs], config: config)
             #expect(overTheirs.exitCode != 0)
@@ -162,7 +162,7 @@ struct FileWriteTests {
 
             let out = w.folder + "/secret.jwt"
             let leftover = w.folder + "/" + AtomicFile.temporaryPrefix("secret.jwt") + "99-1"
-            FileManager.default.createFile(atPath: leftover, contents: Data("eyJ".utf8), attributes: [.posixPermissions: 0o600])
+            try #require(FileManager.default.createFile(atPath: leftover, contents: Data("eyJ".utf8), attributes: [.posixPermissions: 0o600]))
             let ok = try w.steward(["apple-secret", "generate", "--out", out], config: config)
             #expect(ok.exitCode == 0, "\(ok.output)")
             var info = stat()
@@ -220,7 +220,7 @@ struct FileWriteTests {
             let link = folder + "/steward.prom"
             #expect(symlink(victim, link) == 0)
             let theirs = folder + "/theirs.prom"
-            FileManager.default.createFile(atPath: theirs, contents: Data("theirs\n".utf8), attributes: [.posixPermissions: 0o644])
+            try #require(FileManager.default.createFile(atPath: theirs, contents: Data("theirs\n".utf8), attributes: [.posixPermissions: 0o644]))
             chown(theirs, 65534, 65534)
             for (path, refusal) in [(link, "is a symbolic link"), (theirs, "belongs to uid 65534")] {
                 let daemon = try DaemonProcess(databaseURL: db.url, config: "[metrics]\ntextfile = \(path)\ninterval = 1\n")

@@ -47,7 +47,7 @@ struct LocalAttackerTests {
                 if status.exitCode == 0 { rootAnswered += 1 } else { refusals.append(status.stderr) }
             }
             let run = try daemon.ctl(["run", "prune-history"])
-            FileManager.default.createFile(atPath: stopFile, contents: nil)
+            _ = FileManager.default.createFile(atPath: stopFile, contents: nil)
             let results = clients.results(timeout: 40)
             seconds.sort()
             print("root's ctl status under the attack: median \(seconds[seconds.count / 2]) s, slowest \(seconds.last ?? 0) s")
