@@ -92,6 +92,13 @@ struct AvatarDeleter: Sendable {
             rescue(fenced.referenced, from: &remaining, outcome: &outcome, bucket: bucket, logger: logger)
             outcome.fenceHeldMilliseconds = max(outcome.fenceHeldMilliseconds, fenced.heldMilliseconds)
             let sent = remaining
+            if let failure = fenced.failure, failure.timedOut {
+                // App writes waited for the whole timeout: the run stops rather than make them wait again. Storage may
+                // still carry the request out: its intent rows stay pending, and the next run settles them.
+                outcome.stopped = "a DELETE request inside the fence ran into fence_request_timeout (\(FenceBudget.text(fenceRequestTimeout))): "
+                    + "the run stopped so profile saves are not held again; the next run settles its \(sent.count) name(s) (\(failure.text))"
+                return outcome
+            }
             // Settle the intent rows: what Storage confirmed is deleted; the rest is checked against storage.objects
             // (gone: the answer was lost on the way; still there: not deleted, tried again).
             let stillThere: Set<NameKey> = try await db.run { [confirmed = fenced.confirmed] c in
@@ -114,12 +121,6 @@ struct AvatarDeleter: Sendable {
             outcome.answerLost += Int64(done.filter { !fenced.confirmed.contains(Array($0.name.utf8)) }.count)
             outcome.bytes += done.reduce(0) { $0 + $1.size }
             remaining = sent.filter { stillThere.contains(Array($0.name.utf8)) }
-            if let failure = fenced.failure, failure.timedOut {
-                // App writes waited for the whole timeout: the run stops rather than make them wait again.
-                outcome.stopped = "a DELETE request inside the fence ran into fence_request_timeout (\(FenceBudget.text(fenceRequestTimeout))): "
-                    + "the run stopped so profile saves are not held again (\(failure.text))"
-                return outcome
-            }
             if remaining.isEmpty { return outcome }
             if let failure = fenced.failure {
                 lastFailure = failure.text

@@ -75,25 +75,28 @@ struct FenceBudget: Sendable, Equatable {
         return number * scale
     }
 
-    /// The smallest `statement_timeout` or `lock_timeout` the API roles get in this database (role settings, for
-    /// this database or all, and the database's own), with the role and setting it comes from.
+    /// The smallest `statement_timeout` or `lock_timeout` the API roles get in this database, with the role and
+    /// setting it comes from. Each role's own value wins in the order PostgreSQL applies them: the role in this
+    /// database, the role, then the database.
     static func roleLimit(_ c: Connection) throws -> (seconds: Double, source: String)? {
         let rows = try c.query("""
-            select coalesce(r.rolname, 'the database'), unnest(s.setconfig)
-            from pg_db_role_setting s
-            left join pg_roles r on r.oid = s.setrole
-            where s.setdatabase in (0, (select oid from pg_database where datname = current_database()))
-              and (s.setrole = 0 and s.setdatabase <> 0 or r.rolname = any($1::text[]))
+            with s as (
+              select coalesce(r.rolname, '') as role, split_part(x.c, '=', 1) as key, substr(x.c, strpos(x.c, '=') + 1) as value,
+                     case when s.setrole <> 0 and s.setdatabase <> 0 then 3 when s.setrole <> 0 then 2 else 1 end as rank
+              from pg_db_role_setting s
+              left join pg_roles r on r.oid = s.setrole
+              cross join lateral unnest(s.setconfig) as x(c)
+              where s.setdatabase in (0, (select oid from pg_database where datname = current_database()))
+                and ((s.setrole = 0 and s.setdatabase <> 0) or r.rolname = any($1::text[]))
+            )
+            select a.role, k.key, (select s.value from s where (s.role = a.role or s.role = '') and s.key = k.key order by s.rank desc limit 1)
+            from unnest($1::text[]) as a(role) cross join unnest(array['statement_timeout', 'lock_timeout']) as k(key)
             """, [apiRoles]).rows
         var best: (seconds: Double, source: String)?
         for row in rows {
-            let role = try row.decode(String.self, at: 0)
-            let entry = try row.decode(String.self, at: 1)
-            guard let equals = entry.firstIndex(of: "=") else { continue }
-            let key = String(entry[..<equals])
-            guard key == "statement_timeout" || key == "lock_timeout", let seconds = seconds(setting: String(entry[entry.index(after: equals)...])) else { continue }
+            guard let value = try row.decode(String?.self, at: 2), let seconds = seconds(setting: value) else { continue }
             if let current = best, current.seconds <= seconds { continue }
-            best = (seconds, "\(role)'s \(key)")
+            best = (seconds, "\(try row.decode(String.self, at: 0))'s \(try row.decode(String.self, at: 1))")
         }
         return best
     }
