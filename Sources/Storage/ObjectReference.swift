@@ -49,6 +49,11 @@ begin
   end if;
   foreach v in array forms loop
     parse := true;
+    if v = value and array_length(forms, 1) > 1 then
+      -- As written, surrounding whitespace included: only the name it spells (the trimmed form is read below).
+      found := found || v;
+      continue;
+    end if;
     if v ~ '^[A-Za-z][A-Za-z0-9+.-]*://' or v ~ '^//' then
       -- A URL: the scheme (any case) and the host (any host: custom domains) are dropped; the path must be Storage's.
       path := regexp_replace(v, '^([A-Za-z][A-Za-z0-9+.-]*:)?//[^/?#]*', '');

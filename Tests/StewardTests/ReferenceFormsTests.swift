@@ -110,8 +110,8 @@ struct ReferenceFormsTests {
             try c.execute(ObjectReference.functionsSQL(schema: "pg_temp"))
             let differing = try c.query("""
                 select v from unnest($1::text[]) v
-                where array(select row(name, loose)::text from steward.reference_names(v, 'avatars') order by 1 collate "C")
-                      is distinct from array(select row(name, loose)::text from pg_temp.steward_reference_names(v, 'avatars') order by 1 collate "C")
+                where array(select row(name, loose)::text from steward.reference_names(v, 'avatars') order by row(name, loose)::text collate "C")
+                      is distinct from array(select row(name, loose)::text from pg_temp.steward_reference_names(v, 'avatars') order by row(name, loose)::text collate "C")
                 """, [world.cases.map(\.value)]).rows.map { try $0.decode(String.self, at: 0) }
             #expect(differing.isEmpty, "seed \(seed): the trigger's copy reads differently: \(differing.prefix(3))")
             var refused: [String] = []

@@ -15,6 +15,9 @@ declare
   space constant text := '[[:space:]\u0085\u00a0\u1680\u2000-\u200b\u2028\u2029\u202f\u205f\u3000\ufeff]';
   forms text[];
   readings text[];
+  texts text[] := '{}';
+  separator text;
+  parse boolean;
   found text[] := '{}';
   unsure boolean := false;
   v text;
@@ -45,12 +48,19 @@ begin
     forms := forms || v;
   end if;
   foreach v in array forms loop
+    parse := true;
+    if v = value and array_length(forms, 1) > 1 then
+      -- As written, surrounding whitespace included: only the name it spells (the trimmed form is read below).
+      found := found || v;
+      continue;
+    end if;
     if v ~ '^[A-Za-z][A-Za-z0-9+.-]*://' or v ~ '^//' then
       -- A URL: the scheme (any case) and the host (any host: custom domains) are dropped; the path must be Storage's.
       path := regexp_replace(v, '^([A-Za-z][A-Za-z0-9+.-]*:)?//[^/?#]*', '');
       if position('/storage/v1/' in lower(path)) = 0 then
         unsure := true;
-        continue;
+        path := v;
+        parse := false;
       end if;
     elsif v ~* '^/*storage/v1/' then
       path := v;
@@ -62,8 +72,26 @@ begin
       end if;
     end if;
     -- Every reading: as written, without the fragment, without the query, without both.
-    r := coalesce(path, v);
-    readings := array[r, split_part(r, '#', 1), split_part(r, '?', 1), split_part(split_part(r, '#', 1), '?', 1)];
+    -- Every reading: as written, and cut before each `#`, then before each `?` (a name may hold a `?` itself).
+    readings := array[coalesce(path, v)];
+    foreach separator in array array['#', '?'] loop
+      kept := readings;
+      foreach r in array kept loop
+        segments := string_to_array(r, separator);
+        if array_length(segments, 1) > 21 then
+          unsure := true;
+        end if;
+        n := segments[1];
+        for i in 2 .. least(coalesce(array_length(segments, 1), 0), 21) loop
+          readings := readings || n;
+          n := n || separator || segments[i];
+        end loop;
+      end loop;
+    end loop;
+    texts := texts || readings;
+    if not parse then
+      continue;
+    end if;
     recognised := false;
     foreach r in array readings loop
       foreach d in array array[r, null] loop
@@ -148,8 +176,7 @@ begin
   end loop;
   if unsure then
     -- Not understood for certain: every reading protects what ends it.
-    for n in select distinct x from unnest(forms || array[split_part(forms[array_length(forms, 1)], '#', 1),
-                                                          split_part(forms[array_length(forms, 1)], '?', 1)]) x where x <> '' loop
+    for n in select distinct x from unnest(forms || texts) x where x <> '' loop
       name := n; loose := true;
       return next;
       begin
