@@ -259,13 +259,16 @@ public struct OrphanAvatarsJob: Job {
                     let row = try c.query("""
                         with v as materialized (select $2::int8 + row_number() over () as ref, s.v from (\(select)) s),
                         f as materialized (select v.ref, b.bucket, v.v, r.name, r.loose from v cross join unnest($1::text[]) as b(bucket)
-                                           cross join lateral pg_temp.steward_reference_names(v.v, b.bucket) r),
+                                           cross join lateral (select v.v as name, false as loose where v.v ~ $3
+                                                               union all
+                                                               select x.name, x.loose from pg_temp.steward_reference_names(v.v, b.bucket) x
+                                                               where v.v !~ $3) r),
                         exact as (insert into steward_orphan_refs select ref, bucket, name from f where not loose),
                         loose as (insert into steward_orphan_loose select ref, bucket, reverse(name) from f where loose)
                         select (select count(*) from v),
                                (select count(distinct ref) from f where loose),
                                coalesce((select array_agg(e) from (select distinct left(v, 80) as e from f where loose order by 1 limit 3) x), '{}')
-                        """, [buckets, first]).rows[0]
+                        """, [buckets, first, ObjectReference.plainName]).rows[0]
                     let count = try row.decode(Int64.self, at: 0)
                     scan.references += count
                     first += count
@@ -358,10 +361,11 @@ public struct OrphanAvatarsJob: Job {
         // A reference is dangling when none of the names it may name exists (only values understood for certain).
         let row = try c.query("""
             select count(*), coalesce(string_agg(name, ', ') filter (where rn <= 5), '')
-            from (select min(r.bucket || '/' || r.name) as name, row_number() over () as rn from steward_orphan_refs r
+            from (select min(r.bucket || '/' || r.name) as name, row_number() over () as rn
+                  from steward_orphan_refs r left join storage.objects o on o.bucket_id = r.bucket and o.name = r.name collate "C"
                   where not exists (select 1 from steward_orphan_loose l where l.ref = r.ref)
                   group by r.ref
-                  having not bool_or(exists (select 1 from storage.objects o where o.bucket_id = r.bucket and o.name = r.name collate "C"))) d
+                  having count(o.id) = 0) d
             """).rows[0]
         let anonymous = try c.query("select count(*) from storage.objects where bucket_id = any($1::text[]) and owner is null and owner_id is null",
                                     [buckets]).rows[0].decode(Int64.self, at: 0)

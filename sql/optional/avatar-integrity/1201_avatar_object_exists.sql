@@ -16,6 +16,7 @@ declare
   forms text[];
   readings text[];
   texts text[] := '{}';
+  emitted text[];
   separator text;
   parse boolean;
   found text[] := '{}';
@@ -42,7 +43,34 @@ begin
     return next;
     return;
   end if;
-  v := regexp_replace(regexp_replace(value, '^' || space || '+', ''), space || '+$', '');
+  -- The common URL (getPublicUrl, a signed URL, a transform, a cache-buster) with a plain name: the same names the
+  -- full reading below gives (with and without its query), without it.
+  m := regexp_match(value, '^[A-Za-z][A-Za-z0-9+.-]*://[^/?#[:space:]]*/storage/v1/(?:object|render/image)/(public|authenticated|sign)/'
+                           '([A-Za-z0-9_-][A-Za-z0-9_.-]*)/([A-Za-z0-9_-][A-Za-z0-9_.-]*)(\?[A-Za-z0-9=&_.-]+)?$');
+  if m is not null then
+    loose := false;
+    if m[2] = bucket then
+      if m[4] is not null then
+        name := m[3] || m[4];
+        return next;
+      end if;
+      name := m[3];
+      return next;
+    end if;
+    if m[1] = bucket then
+      if m[4] is not null then
+        name := m[2] || '/' || m[3] || m[4];
+        return next;
+      end if;
+      name := m[2] || '/' || m[3];
+      return next;
+    end if;
+    return;
+  end if;
+  v := value;
+  if v ~ ('^' || space) or v ~ (space || '$') then
+    v := regexp_replace(regexp_replace(v, '^' || space || '+', ''), space || '+$', '');
+  end if;
   forms := array[value];
   if v <> value and v <> '' then
     forms := forms || v;
@@ -170,9 +198,13 @@ begin
       unsure := true;
     end if;
   end loop;
-  for n in select distinct x from unnest(found) x where x <> '' loop
-    name := n; loose := false;
-    return next;
+  emitted := '{}';
+  foreach n in array found loop
+    if n <> '' and not n = any(emitted) then
+      emitted := emitted || n;
+      name := n; loose := false;
+      return next;
+    end if;
   end loop;
   if unsure then
     -- Not understood for certain: every reading protects what ends it.
