@@ -14,10 +14,13 @@ struct ReferenceWorld {
     let twins: [String]
 
     /// The seed: `STEWARD_TEST_SEED` to replay a failure, otherwise a fresh one (printed).
-    static func seed() -> UInt64 {
+    static func seed() -> UInt64 { sessionSeed }
+
+    /// One seed a test process: the scan and the re-check tests see the same generated cases.
+    static let sessionSeed: UInt64 = {
         if let text = ProcessInfo.processInfo.environment["STEWARD_TEST_SEED"], let seed = UInt64(text) { return seed }
         return UInt64.random(in: 1...UInt64.max)
-    }
+    }()
 
     static func generate(seed: UInt64, count: Int) -> ReferenceWorld {
         var forms = ReferenceForms(seed: seed)
@@ -182,6 +185,32 @@ struct ReferenceFormsTests {
             #expect(result.stdout.contains("\"kept_referenced_at_recheck\":\(chosen.count)"), "seed \(seed): \(result.stdout.suffix(800))")
             FaultLedger.record("reference forms: property test (re-check and fence)", runs: 1, faults: 1, objectsChecked: world.allNames.count,
                                losses: lost.count, cases: chosen.count)
+        }
+    }
+
+    @Test("property: the definition itself, 20,000 generated references: each may name its object; an orphan beside it, never")
+    func definition() throws {
+        let seed = ReferenceWorld.seed() ^ 0xDEF1
+        print("reference forms (definition): seed \(seed); replay with STEWARD_TEST_SEED=\(ReferenceWorld.seed())")
+        let world = ReferenceWorld.generate(seed: seed, count: 20_000)
+        try withTestDatabase { db in
+            let c = try db.connect()
+            try c.execute(ObjectReference.functionsSQL(schema: "pg_temp"))
+            let rows = try c.query("""
+                with cases as (select * from unnest($1::text[], $2::text[], $3::text[], $4::bool[]) as x(value, name, orphan, understood)),
+                read as (select c.*, exists (select 1 from pg_temp.steward_reference_names(c.value, 'avatars') r
+                                             where pg_temp.steward_reference_matches(r.name, r.loose, c.name)) as keeps,
+                                     exists (select 1 from pg_temp.steward_reference_names(c.value, 'avatars') r
+                                             where pg_temp.steward_reference_matches(r.name, r.loose, c.orphan)) as keeps_orphan
+                         from cases c)
+                select value, name, keeps, keeps_orphan, understood from read where not keeps or keeps_orphan
+                """, [world.cases.map(\.value), world.cases.map(\.name), world.orphans, world.cases.map { $0.understood ? "t" : "f" }]).rows
+            let lost = try rows.filter { try !$0.decode(Bool.self, at: 2) }.map { "\(try $0.decode(String.self, at: 0).debugDescription) → \(try $0.decode(String.self, at: 1).debugDescription)" }
+            let orphanKept = try rows.filter { try $0.decode(Bool.self, at: 3) }.map { try $0.decode(String.self, at: 0).debugDescription }
+            #expect(lost.isEmpty, "seed \(seed): \(lost.count) reference(s) do not keep their object: \(lost.prefix(5))")
+            #expect(orphanKept.isEmpty, "seed \(seed): \(orphanKept.count) reference(s) keep an orphan: \(orphanKept.prefix(5))")
+            FaultLedger.record("reference forms: the definition, generated", runs: 1, faults: 0, objectsChecked: world.cases.count * 2,
+                               losses: lost.count, cases: world.cases.count)
         }
     }
 
