@@ -411,6 +411,7 @@ struct ObjectReferenceTests {
         ("https://x.supabase.co/storage/v1/object/public/avatars/./k24.jpeg", "k24.jpeg"),
         ("https://x.supabase.co/storage/v1/object/public/avatars/u1/../k25.jpeg", "k25.jpeg"),
         ("fence-b.jpeg\n", "fence-b.jpeg"), (" \tk9.jpeg\r\n", "k9.jpeg"), ("https://img.example.com/storage/v1/object/public/avatars/u2/a%2Fb.jpeg", "u2/a/b.jpeg"),
+        ("k+6.jpeg", "k 6.jpeg"), ("k%25206.jpeg", "k 6.jpeg"), ("caf\u{E9}.jpeg", "caf\u{E9}.jpeg"),
     ])
     func names(reference: String, name: String) throws {
         try withTestDatabase { db in
@@ -424,7 +425,7 @@ struct ObjectReferenceTests {
     @Test("other buckets and empty values name nothing; what is not understood for certain protects what ends it", arguments: [
         ("https://x.supabase.co/storage/v1/object/public/other/abc.jpeg", false), ("", false),
         ("https://lh3.googleusercontent.com/a/abc.jpeg", true), ("https://cdn.example.com/img/abc.jpeg?w=1", true), ("ftp:abc.jpeg", true),
-        ("https://x.supabase.co/storage/v1/object/public/avatars/", false), ("%ff%fe.jpeg", true),
+        ("https://x.supabase.co/storage/v1/object/public/avatars/", false), ("%ff%fe.jpeg", true), ("{\"path\":\"abc.jpeg\"}", true), ("a\tabc.jpeg", true),
     ])
     func none(reference: String, loose: Bool) throws {
         try withTestDatabase { db in

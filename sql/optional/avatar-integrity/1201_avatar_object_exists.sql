@@ -19,6 +19,7 @@ declare
   emitted text[];
   separator text;
   parse boolean;
+  decodings text[];
   found text[] := '{}';
   unsure boolean := false;
   v text;
@@ -95,7 +96,13 @@ begin
     else
       path := null;
       -- Something with a scheme but no `//`, or a URL inside the value: not understood for certain.
-      if v ~ '^[A-Za-z][A-Za-z0-9+.-]*:' or position('://' in v) > 0 or position('\' in v) > 0 then
+      if v ~ '^[A-Za-z][A-Za-z0-9+.-]*:' or position('://' in v) > 0 then
+        unsure := true;
+      end if;
+      -- A name Storage accepts holds only S3-safe characters (and letters of any script): a path with others (JSON,
+      -- markup, a backslash, control characters) is not understood for certain.
+      if split_part(split_part(v, '#', 1), '?', 1) ~ '[^A-Za-z0-9_/!.*''() &$@=;:+,%~-]' and
+         regexp_replace(split_part(split_part(v, '#', 1), '?', 1), '[^\x01-\x7f]', '', 'g') ~ '[^A-Za-z0-9_/!.*''() &$@=;:+,%~-]' then
         unsure := true;
       end if;
     end if;
@@ -122,23 +129,31 @@ begin
     end if;
     recognised := false;
     foreach r in array readings loop
-      foreach d in array array[r, null] loop
-        if d is null then
-          -- The percent-decoded reading (`%2F` becomes `/` here; the undecoded reading keeps `%2F` as written).
-          if position('%' in r) = 0 then
-            continue;
-          end if;
-          begin
-            select string_agg(case when x.p[1] is not null then decode(substr(x.p[1], 2), 'hex')
-                                   else convert_to(x.p[2], 'UTF8') end, ''::bytea order by x.i)
-              into bytes
-              from regexp_matches(r, '(%[0-9A-Fa-f]{2})|([^%]+|%)', 'g') with ordinality as x(p, i);
-            d := convert_from(bytes, 'UTF8');
-          exception when others then
-            unsure := true;
-            continue;
-          end;
+      -- The readings decoded: percent-escapes (`%2F` becomes `/` here; the undecoded reading keeps `%2F` as
+      -- written), a second time for a value encoded twice, and `+` read as a space (form encoding).
+      decodings := array[r];
+      if position('+' in r) > 0 then
+        decodings := decodings || replace(r, '+', ' ');
+      end if;
+      d := r;
+      for pass in 1 .. 2 loop
+        exit when d !~ '%[0-9A-Fa-f]{2}';
+        begin
+          select string_agg(case when x.p[1] is not null then decode(substr(x.p[1], 2), 'hex')
+                                 else convert_to(x.p[2], 'UTF8') end, ''::bytea order by x.i)
+            into bytes
+            from regexp_matches(d, '(%[0-9A-Fa-f]{2})|([^%]+|%)', 'g') with ordinality as x(p, i);
+          d := convert_from(bytes, 'UTF8');
+        exception when others then
+          unsure := true;
+          exit;
+        end;
+        decodings := decodings || d;
+        if position('+' in d) > 0 then
+          decodings := decodings || replace(d, '+', ' ');
         end if;
+      end loop;
+      foreach d in array decodings loop
         foreach e in array array[d, null] loop
           if e is null then
             -- Dot segments removed (`a/./b` is `a/b`, `a/x/../b` is `a/b`).
@@ -208,6 +223,9 @@ begin
   end loop;
   if unsure then
     -- Not understood for certain: every reading protects what ends it.
+    -- Also each run of characters a name may hold, the value cut at those it may not (quotes, brackets, controls):
+    -- `{"path":"a.jpeg"}` keeps a.jpeg.
+    texts := texts || regexp_split_to_array(forms[array_length(forms, 1)], '[\x01-\x1f\x7f"<>\\^`{|}#\[\]]+');
     for n in select distinct x from unnest(forms || texts) x where x <> '' loop
       name := n; loose := true;
       return next;
