@@ -111,7 +111,7 @@ public struct ReferenceForms {
         var form: String
         var value: String
         var understood = true
-        switch Int.random(in: 0..<9, using: &random) {
+        switch Int.random(in: 0..<12, using: &random) {
         case 0:
             form = "bare"; value = name
             if chance(0.3) { form += "+query"; value += query() }
@@ -137,6 +137,17 @@ public struct ReferenceForms {
             if chance(0.5) { value += query() }
         case 7:
             form = "dot segments"; value = "\(scheme())://\(host())" + dotted("/storage/v1/\(pick(kinds))/avatars/" + encode(name, all: true))
+        case 9:
+            // Form encoding (spaces as `+`), or a value encoded twice.
+            if chance(0.5), !name.contains("+") {
+                form = "form-encoded"; value = encode(name, all: true).replacingOccurrences(of: "%20", with: "+")
+            } else {
+                form = "encoded twice"; value = encode(encode(name, all: true), all: true)
+            }
+        case 10:
+            let inner = chance(0.5) ? name : "\(scheme())://\(host())/storage/v1/\(pick(kinds))/avatars/" + encode(name, all: true)
+            form = "wrapped (JSON, quotes or markup)"; understood = false
+            value = pick(["{\"path\":\"\(inner)\"}", "\"\(inner)\"", "<img src=\"\(inner)\">", "[\"\(inner)\"]"])
         default:
             form = "CDN in front of Storage"; understood = false
             value = "\(scheme())://cdn.example.net/img/" + encode(name, all: true) + (chance(0.5) ? query() : "")
