@@ -441,6 +441,30 @@ struct ObjectReferenceTests {
         }
     }
 
+    @Test("references borrowed from real clients (Tests/Fuzz/reference-forms.tsv) keep their objects")
+    func borrowed() throws {
+        let text = try String(contentsOfFile: TestEnvironment.root + "/Tests/Fuzz/reference-forms.tsv", encoding: .utf8)
+        let lines = text.split(separator: "\n").filter { !$0.hasPrefix("#") && !$0.isEmpty }
+        #expect(lines.count >= 25)
+        try withTestDatabase { db in
+            let readings = try ReferenceReadings(try db.connect())
+            var missed: [String] = []
+            for line in lines {
+                let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
+                guard fields.count == 2 else { Issue.record("not value<TAB>name: \(line)"); continue }
+                let value = String(fields[0]).replacingOccurrences(of: "\\n", with: "\n").replacingOccurrences(of: "\\r", with: "\r")
+                    .replacingOccurrences(of: "\\t", with: "\t")
+                let rows = try readings.rows(value, bucket: "avatars")
+                if !rows.contains(where: { !$0.loose && $0.name == Array(fields[1].utf8) }) || rows.contains(where: { $0.loose }) {
+                    missed.append("\(value.debugDescription) → \(rows.map { String(decoding: $0.name, as: UTF8.self) + ($0.loose ? " (loose)" : "") })")
+                }
+            }
+            #expect(missed.isEmpty, "\(missed)")
+            FaultLedger.record("reference forms: borrowed from real clients", runs: 0, faults: 0, objectsChecked: lines.count,
+                               losses: missed.count, cases: lines.count)
+        }
+    }
+
     @Test("the project URL and the Storage URL are both accepted")
     func baseURL() throws {
         #expect(try StorageClient.storageBaseURL("https://abc.supabase.co") == "https://abc.supabase.co/storage/v1")

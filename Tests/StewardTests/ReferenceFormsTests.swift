@@ -82,7 +82,7 @@ struct ReferenceWorld {
 
 @Suite("reference forms: no referenced object is ever a candidate (generated, against the real job)")
 struct ReferenceFormsTests {
-    static let cases = 1500
+    static let cases = 2500
     static let jobConfig = "max_fraction = 1\nmax_per_run = 1000000\nbatch_size = 1000\n"
 
     @Test("property: references in every form, read by the scan, keep their objects; true orphans and NFD twins go")
