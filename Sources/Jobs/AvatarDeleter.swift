@@ -201,7 +201,7 @@ struct AvatarDeleter: Sendable {
                     let took = ContinuousClock.now - sentAt
                     let seconds = Double(took.components.seconds) + Double(took.components.attoseconds) / 1e18
                     outcome.failure = FenceFailure(text: error.description, retryable: error.isRetryable, retryAfter: error.retryAfter,
-                                                   timedOut: error.kind == .network && seconds >= fenceRequestTimeout * 0.9)
+                                                   timedOut: fence && error.kind == .network && seconds >= fenceRequestTimeout * 0.9)
                 }
                 return outcome
             }

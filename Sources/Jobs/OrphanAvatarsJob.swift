@@ -140,7 +140,8 @@ public struct OrphanAvatarsJob: Job {
         }
 
         let tables = try await db.run { [references] c in try AvatarDeleter.tables(c, among: references) }
-        let limit = try await db.run { c in try FenceBudget.roleLimit(c) }
+        // Without the fence no app write waits for a request: the API roles' timeouts do not bound it.
+        let limit = fence ? try await db.run { c in try FenceBudget.roleLimit(c) } : nil
         let budget = FenceBudget(limit: limit?.seconds, limitSource: limit?.source, configuredWait: fenceWait, configuredRequestTimeout: fenceRequestTimeout)
         for reason in budget.capped { log.warning("fence timing lowered to fit the API roles' timeouts", [("setting", reason)]) }
         let deleter = AvatarDeleter(references: references, fence: fence, fenceWaitMilliseconds: Int((budget.wait * 1000).rounded()),
