@@ -264,12 +264,12 @@ public struct OrphanAvatarsJob: Job {
                                                                union all
                                                                select x.name, x.loose from pg_temp.steward_reference_names(v.v, b.bucket) x
                                                                where v.v !~ $3) r),
-                        exact as (insert into steward_orphan_refs select ref, bucket, name from f where not loose),
-                        loose as (insert into steward_orphan_loose select ref, bucket, reverse(name) from f where loose)
+                        exact as (insert into steward_orphan_refs select ref, bucket, name from f where not loose and length(name) <= $4),
+                        loose as (insert into steward_orphan_loose select ref, bucket, left(reverse(name), $4) from f where loose)
                         select (select count(*) from v),
                                (select count(distinct ref) from f where loose),
                                coalesce((select array_agg(e) from (select distinct left(v, 80) as e from f where loose order by 1 limit 3) x), '{}')
-                        """, [buckets, first, ObjectReference.plainName]).rows[0]
+                        """, [buckets, first, ObjectReference.plainName, ObjectReference.longestDeletableName]).rows[0]
                     let count = try row.decode(Int64.self, at: 0)
                     scan.references += count
                     first += count
@@ -297,14 +297,16 @@ public struct OrphanAvatarsJob: Job {
         let createdAt: Double?
     }
 
-    /// Objects older than the grace, outside the kept prefixes, that no reference may name: no exact name read by
-    /// the scan, and (when some values were not understood for certain) no such value ending with the object's name
-    /// or last segment, found by one probe of the reversed texts' index.
+    /// Objects older than the grace, outside the kept prefixes, with names of at most `longestDeletableName`
+    /// characters, that no reference may name: no exact name read by the scan, and (when some values were not
+    /// understood for certain) no such value ending with the object's name or last segment, found by one probe of the
+    /// reversed texts' index (texts kept to their last `longestDeletableName` characters, all a probe compares).
     private func candidatePredicate(loose: Bool) -> String {
         var predicate = """
             o.bucket_id = $1
               and coalesce(o.updated_at, o.created_at, now()) < now() - make_interval(secs => $2::float8)
               and not (o.name like any ($3::text[]))
+              and length(o.name) <= \(ObjectReference.longestDeletableName)
               and not exists (select 1 from steward_orphan_refs r where r.bucket = o.bucket_id and r.name = o.name collate "C")
             """
         if loose {

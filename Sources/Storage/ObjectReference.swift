@@ -7,6 +7,9 @@
 /// the value is not understood for certain: it protects every object whose name, or whose last path segment, ends
 /// that row's text. `matches(name, loose, object)` is that rule; an object is referenced when any row matches it.
 public enum ObjectReference {
+    /// Objects with longer names (in characters) are never deleted: the scan's indexes hold names up to this length.
+    public static let longestDeletableName = 512
+
     /// A value that is a plain name and nothing else (the seed's `<uuid>.jpeg`): it names itself, exactly.
     public static let plainName = "^[A-Za-z0-9_-][A-Za-z0-9_.-]*$"
 
