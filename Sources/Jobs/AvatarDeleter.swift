@@ -15,6 +15,12 @@ struct AvatarDeleter: Sendable {
     let fenceRequestTimeout: Double
     /// The reference relations (`schema.table`) that are tables, whose rows carry `xmin`; views are re-read whole.
     let tables: Set<String>
+    /// The oldest transaction running when the scan read the references: the re-check before each batch reads the
+    /// rows written by it or later (everything older was in the scan).
+    let scannedSince: String
+
+    /// An object name as its bytes: names are compared byte for byte, never by Unicode canonical equivalence.
+    typealias NameKey = [UInt8]
 
     /// Which of `references` name tables rather than views: asked once a run, not inside every fence.
     static func tables(_ c: Connection, among references: [(schema: String, table: String, column: String)]) throws -> Set<String> {
@@ -39,6 +45,8 @@ struct AvatarDeleter: Sendable {
         var failure: String?
         /// The longest the fence held the reference tables, in milliseconds.
         var fenceHeldMilliseconds = 0.0
+        /// Why the run must stop (a request inside the fence ran into its timeout: app writes waited that long).
+        var stopped: String?
     }
 
     /// How many times one batch is sent before the run reports it failed.
@@ -54,14 +62,15 @@ struct AvatarDeleter: Sendable {
         var lastFailure: String?
         for attempt in 1...Self.attemptsPerBatch {
             let names = remaining.map(\.name)
-            // The full re-check, outside the fence, in one snapshot whose oldest running transaction is remembered:
-            // inside the fence only rows written since then need a look, so app writes wait milliseconds, not a scan.
+            // The re-check outside the fence: every row written since the scan's snapshot, in one snapshot whose oldest
+            // running transaction is remembered: inside the fence only rows written since then need a look, so app
+            // writes wait milliseconds, not a scan.
             let (referenced, since) = try await db.run { [self] c in
                 try c.transaction { c in
                     _ = try c.execute("set transaction isolation level repeatable read")
                     let since = try c.query("select (pg_snapshot_xmin(pg_current_snapshot())::text::numeric % 4294967296)::text")
                         .rows[0].decode(String.self, at: 0)
-                    return (try referencedNow(c, bucket: bucket, names: names), since)
+                    return (try referencedNow(c, bucket: bucket, names: names, writtenSince: scannedSince), since)
                 }
             }
             rescue(referenced, from: &remaining, outcome: &outcome, bucket: bucket, logger: logger)
@@ -83,27 +92,35 @@ struct AvatarDeleter: Sendable {
             rescue(fenced.referenced, from: &remaining, outcome: &outcome, bucket: bucket, logger: logger)
             outcome.fenceHeldMilliseconds = max(outcome.fenceHeldMilliseconds, fenced.heldMilliseconds)
             let sent = remaining
+            if let failure = fenced.failure, failure.timedOut {
+                // App writes waited for the whole timeout: the run stops rather than make them wait again. Storage may
+                // still carry the request out: its intent rows stay pending, and the next run settles them.
+                outcome.stopped = "a DELETE request inside the fence ran into fence_request_timeout (\(FenceBudget.text(fenceRequestTimeout))): "
+                    + "the run stopped so profile saves are not held again; the next run settles its \(sent.count) name(s) (\(failure.text))"
+                return outcome
+            }
             // Settle the intent rows: what Storage confirmed is deleted; the rest is checked against storage.objects
             // (gone: the answer was lost on the way; still there: not deleted, tried again).
-            let stillThere: Set<String> = try await db.run { [confirmed = fenced.confirmed] c in
+            let stillThere: Set<NameKey> = try await db.run { [confirmed = fenced.confirmed] c in
                 try c.transaction { c in
+                    let confirmedNames = sent.map(\.name).filter { confirmed.contains(Array($0.utf8)) }
                     _ = try c.query("update steward.deleted_objects set deleted_at = now() where run_id = $1 and bucket_id = $2 and name = any($3::text[])",
-                                    [runID, bucket, Array(confirmed)])
-                    let unconfirmed = sent.map(\.name).filter { !confirmed.contains($0) }
+                                    [runID, bucket, confirmedNames])
+                    let unconfirmed = sent.map(\.name).filter { !confirmed.contains(Array($0.utf8)) }
                     let present = Set(try c.query("select name from storage.objects where bucket_id = $1 and name = any($2::text[])", [bucket, unconfirmed])
-                        .rows.map { try $0.decode(String.self, at: 0) })
+                        .rows.map { NameKey(try $0.decode(String.self, at: 0).utf8) })
                     _ = try c.query("update steward.deleted_objects set deleted_at = now() where run_id = $1 and bucket_id = $2 and name = any($3::text[])",
-                                    [runID, bucket, unconfirmed.filter { !present.contains($0) }])
+                                    [runID, bucket, unconfirmed.filter { !present.contains(Array($0.utf8)) }])
                     _ = try c.query("delete from steward.deleted_objects where run_id = $1 and bucket_id = $2 and deleted_at is null and name = any($3::text[])",
-                                    [runID, bucket, Array(present)])
+                                    [runID, bucket, unconfirmed.filter { present.contains(Array($0.utf8)) }])
                     return present
                 }
             }
-            let done = sent.filter { !stillThere.contains($0.name) }
-            outcome.deleted += Int64(done.filter { fenced.confirmed.contains($0.name) }.count)
-            outcome.answerLost += Int64(done.filter { !fenced.confirmed.contains($0.name) }.count)
+            let done = sent.filter { !stillThere.contains(Array($0.name.utf8)) }
+            outcome.deleted += Int64(done.filter { fenced.confirmed.contains(Array($0.name.utf8)) }.count)
+            outcome.answerLost += Int64(done.filter { !fenced.confirmed.contains(Array($0.name.utf8)) }.count)
             outcome.bytes += done.reduce(0) { $0 + $1.size }
-            remaining = sent.filter { stillThere.contains($0.name) }
+            remaining = sent.filter { stillThere.contains(Array($0.name.utf8)) }
             if remaining.isEmpty { return outcome }
             if let failure = fenced.failure {
                 lastFailure = failure.text
@@ -124,11 +141,12 @@ struct AvatarDeleter: Sendable {
     }
 
     /// Drops the names a reference points to from `remaining`, counting them as kept.
-    private func rescue(_ referenced: Set<String>, from remaining: inout [OrphanAvatarsJob.Candidate], outcome: inout BatchOutcome, bucket: String, logger: Logger) {
+    private func rescue(_ referenced: Set<NameKey>, from remaining: inout [OrphanAvatarsJob.Candidate], outcome: inout BatchOutcome, bucket: String, logger: Logger) {
         guard !referenced.isEmpty else { return }
-        logger.notice("kept: referenced again since the scan", [("bucket", bucket), ("count", String(referenced.count))])
-        outcome.rescued += Int64(referenced.count)
-        remaining.removeAll { referenced.contains($0.name) }
+        let before = remaining.count
+        remaining.removeAll { referenced.contains(Array($0.name.utf8)) }
+        logger.notice("kept: referenced again since the scan", [("bucket", bucket), ("count", String(before - remaining.count))])
+        outcome.rescued += Int64(before - remaining.count)
     }
 
     /// Why one fenced request deleted nothing.
@@ -136,12 +154,14 @@ struct AvatarDeleter: Sendable {
         let text: String
         let retryable: Bool
         let retryAfter: String?
+        /// The request ran into its timeout inside the fence.
+        var timedOut = false
     }
 
     /// What happened inside the fence: names found referenced (and left alone), names Storage confirmed, or why not.
     struct FencedOutcome: Sendable {
-        var referenced: Set<String> = []
-        var confirmed: Set<String> = []
+        var referenced: Set<NameKey> = []
+        var confirmed: Set<NameKey> = []
         var failure: FenceFailure?
         /// From the lock granted to the commit.
         var heldMilliseconds = 0.0
@@ -154,6 +174,7 @@ struct AvatarDeleter: Sendable {
                               writtenSince: String) throws -> FencedOutcome {
         do {
             var lockedAt = ContinuousClock.now
+            var answer: [UInt8]?
             var outcome = try c.transaction { c in
                 var outcome = FencedOutcome()
                 if fence {
@@ -164,21 +185,32 @@ struct AvatarDeleter: Sendable {
                     }
                     lockedAt = ContinuousClock.now
                 }
-                outcome.referenced = try referencedNow(c, bucket: bucket, names: pending, writtenSince: fence ? writtenSince : nil)
+                outcome.referenced = try referencedNow(c, bucket: bucket, names: pending, writtenSince: fence ? writtenSince : scannedSince)
                 if !outcome.referenced.isEmpty {
                     _ = try c.query("delete from steward.deleted_objects where run_id = $1 and bucket_id = $2 and deleted_at is null and name = any($3::text[])",
-                                    [runID, bucket, Array(outcome.referenced)])
+                                    [runID, bucket, pending.filter { outcome.referenced.contains(Array($0.utf8)) }])
                 }
-                let names = pending.filter { !outcome.referenced.contains($0) }
+                let names = pending.filter { !outcome.referenced.contains(Array($0.utf8)) }
                 guard !names.isEmpty else { return outcome }
+                // Only the request happens under the lock; its answer is read after the lock is let go.
+                let sentAt = ContinuousClock.now
                 do {
-                    let answer = try storage.runBlocking { try $0.deleteObjects(bucket: bucket, names: names, retrying: .once,
-                                                                                          timeoutSeconds: fenceRequestTimeout) }
-                    outcome.confirmed = Set(answer.map(\.name))
+                    answer = try storage.runBlocking { try $0.deleteObjectsAnswer(bucket: bucket, names: names, retrying: .once,
+                                                                                    timeoutSeconds: fenceRequestTimeout) }
+                } catch let error as StorageError {
+                    let took = ContinuousClock.now - sentAt
+                    let seconds = Double(took.components.seconds) + Double(took.components.attoseconds) / 1e18
+                    outcome.failure = FenceFailure(text: error.description, retryable: error.isRetryable, retryAfter: error.retryAfter,
+                                                   timedOut: fence && error.kind == .network && seconds >= fenceRequestTimeout * 0.9)
+                }
+                return outcome
+            }
+            if let answer {
+                do {
+                    outcome.confirmed = Set(try storage.runBlocking { try $0.deletedObjects(inAnswer: answer, bucket: bucket) }.map { NameKey($0.name.utf8) })
                 } catch let error as StorageError {
                     outcome.failure = FenceFailure(text: error.description, retryable: error.isRetryable, retryAfter: error.retryAfter)
                 }
-                return outcome
             }
             if fence {
                 let held = ContinuousClock.now - lockedAt
@@ -192,31 +224,27 @@ struct AvatarDeleter: Sendable {
         }
     }
 
-    /// The names of `names` that a reference points to right now (a fresh snapshot, just before deleting).
-    /// With `writtenSince` (a transaction ID), only rows written by that transaction or later are read (tables only;
-    /// a view is read whole): the rows a full re-check in an earlier snapshot could not have seen.
-    private func referencedNow(_ c: Connection, bucket: String, names: [String], writtenSince: String? = nil) throws -> Set<String> {
-        var found: Set<String> = []
-        let wanted = Set(names)
+    /// The names of `names` that a reference may name right now (a fresh snapshot), by the same definition as the
+    /// scan (`ObjectReference`). With `writtenSince` (a transaction ID), only rows written by that transaction or
+    /// later are read (tables only; a view is read whole): the rows an earlier snapshot could not have seen.
+    private func referencedNow(_ c: Connection, bucket: String, names: [String], writtenSince: String?) throws -> Set<NameKey> {
+        var found: Set<NameKey> = []
         for reference in references {
             let column = try c.quoteIdentifier(reference.column)
             let table = "\(try c.quoteIdentifier(reference.schema)).\(try c.quoteIdentifier(reference.table))"
             var recent = ""
             if let writtenSince, tables.contains("\(reference.schema).\(reference.table)") {
-                recent = " and age(xmin) <= age('\(UInt32(writtenSince) ?? 0)'::xid)"
+                recent = " and age(t.xmin) <= age('\(UInt32(writtenSince) ?? 0)'::xid)"
             }
-            // Narrow in SQL (exact names, leading slash, Storage URLs into this bucket, anything with escapes),
-            // then decide in Swift with the same normalisation as the scan.
-            let values = try c.query("""
-                select v from (select \(column)::text as v from \(table) where \(column) is not null\(recent)) s
-                where v = any($1::text[]) or ltrim(v, '/') = any($1::text[])
-                   or (v like '%/storage/v1/object/%' and (position('%' in v) > 0
-                       or regexp_replace(split_part(split_part(v, '?', 1), '#', 1), '^.*/storage/v1/object/(public/|authenticated/|sign/)?', '')
-                          = any(select $2 || '/' || n from unnest($1::text[]) n)))
-                """, [names, bucket]).rows.map { try $0.decode(String.self, at: 0) }
-            for value in values {
-                if let name = ObjectReference.objectName(value, bucket: bucket), wanted.contains(name) { found.insert(name) }
-            }
+            let rows = try c.query("""
+                with f as materialized (select r.name, r.loose from \(table) t
+                                        cross join lateral pg_temp.steward_reference_names(t.\(column)::text, $2) r
+                                        where t.\(column) is not null\(recent))
+                select n from unnest($1::text[]) n
+                where exists (select 1 from f where not f.loose and f.name = n collate "C")
+                   or exists (select 1 from f where f.loose and pg_temp.steward_reference_matches(f.name, f.loose, n))
+                """, [names, bucket]).rows
+            for row in rows { found.insert(NameKey(try row.decode(String.self, at: 0).utf8)) }
         }
         return found
     }

@@ -31,12 +31,14 @@ public struct OrphanAvatarsJob: Job {
         JobOption("fence", default: "on", help: "lock the reference tables against writes (SHARE mode) while each DELETE is sent: on or off") {
             ["on", "off"].contains($0) ? nil : "on or off"
         },
-        JobOption("fence_wait", default: "2s", help: "how long to wait for the fence before trying the batch again later") { value in
-            guard let s = try? Schedule.seconds(inDuration: value) else { return "\"\(value)\" is not a duration such as 2s" }
+        JobOption("fence_wait", default: "auto", help: "how long to wait for the fence before trying the batch again later: auto or 1s to 60s (lowered to fit the API roles' timeouts)") { value in
+            guard value != "auto" else { return nil }
+            guard let s = try? Schedule.seconds(inDuration: value) else { return "\"\(value)\" is not auto or a duration such as 2s" }
             return (1...60).contains(s) ? nil : "from 1s to 60s"
         },
-        JobOption("fence_request_timeout", default: "10s", help: "the longest one DELETE may take inside the fence (then it is settled and retried)") { value in
-            guard let s = try? Schedule.seconds(inDuration: value) else { return "\"\(value)\" is not a duration such as 10s" }
+        JobOption("fence_request_timeout", default: "auto", help: "the longest one DELETE may take inside the fence: auto (half the API roles' smallest statement_timeout or lock_timeout, at most 10s) or 1s to 60s (lowered to fit)") { value in
+            guard value != "auto" else { return nil }
+            guard let s = try? Schedule.seconds(inDuration: value) else { return "\"\(value)\" is not auto or a duration such as 4s" }
             return (1...60).contains(s) ? nil : "from 1s to 60s"
         },
         JobOption("references", default: "public.profiles.avatar_url", help: "columns holding references, schema.table.column, comma-separated") { value in
@@ -55,8 +57,9 @@ public struct OrphanAvatarsJob: Job {
     let keepPrefixes: [String]
     let references: [(schema: String, table: String, column: String)]
     let fence: Bool
-    let fenceWaitMilliseconds: Int
-    let fenceRequestTimeout: Double
+    /// Configured fence timings in seconds (nil: auto, from the API roles' timeouts).
+    let fenceWait: Double?
+    let fenceRequestTimeout: Double?
     let storageURL: String?
     let keyFile: String?
 
@@ -74,8 +77,8 @@ public struct OrphanAvatarsJob: Job {
         maxPerRun = Int(settings.value("max_per_run")) ?? 10000
         keepPrefixes = list("keep_prefixes")
         fence = settings.value("fence") != "off"
-        fenceWaitMilliseconds = 1000 * Int((try? Schedule.seconds(inDuration: settings.value("fence_wait"))) ?? 2)
-        fenceRequestTimeout = Double((try? Schedule.seconds(inDuration: settings.value("fence_request_timeout"))) ?? 10)
+        fenceWait = (try? Schedule.seconds(inDuration: settings.value("fence_wait"))).map(Double.init)
+        fenceRequestTimeout = (try? Schedule.seconds(inDuration: settings.value("fence_request_timeout"))).map(Double.init)
         references = list("references").map { reference in
             let parts = reference.split(separator: ".").map(String.init)
             return (parts[0], parts[1], parts[2])
@@ -102,13 +105,20 @@ public struct OrphanAvatarsJob: Job {
         if settled.confirmed + settled.dropped > 0 {
             log.warning("settled deletions left in flight by an interrupted run", [("confirmed", String(settled.confirmed)), ("not_deleted", String(settled.dropped))])
         }
-        let referenceCount = try await loadReferences(db)
-        summary.set("references", referenceCount)
+        let scan = try await loadReferences(db)
+        summary.set("references", scan.references)
+        summary.set("unrecognised_references", scan.unrecognised)
+        if scan.unrecognised > 0 {
+            // Not understood for certain: kept, with every object whose name or last segment ends them.
+            log.warning("references not understood for certain; the objects they may name are kept",
+                        [("count", String(scan.unrecognised)), ("examples", scan.examples.joined(separator: " | "))])
+            summary.note("unrecognised references (kept what they may name): " + scan.examples.joined(separator: " | "))
+        }
 
         var totals = (objects: Int64(0), candidates: Int64(0), bytes: Int64(0))
         var perBucket: [(String, Int64, Int64)] = []
         for bucket in buckets {
-            let (objects, candidates, bytes) = try await db.run { [self] c in try count(c, bucket: bucket) }
+            let (objects, candidates, bytes) = try await db.run { [self, loose = scan.unrecognised > 0] c in try count(c, bucket: bucket, loose: loose) }
             perBucket.append((bucket, objects, candidates))
             totals.objects += objects; totals.candidates += candidates; totals.bytes += bytes
         }
@@ -130,20 +140,25 @@ public struct OrphanAvatarsJob: Job {
         }
 
         let tables = try await db.run { [references] c in try AvatarDeleter.tables(c, among: references) }
-        let deleter = AvatarDeleter(references: references, fence: fence, fenceWaitMilliseconds: fenceWaitMilliseconds,
-                                    fenceRequestTimeout: fenceRequestTimeout, tables: tables)
+        // Without the fence no app write waits for a request: the API roles' timeouts do not bound it.
+        let limit = fence ? try await db.run { c in try FenceBudget.roleLimit(c) } : nil
+        let budget = FenceBudget(limit: limit?.seconds, limitSource: limit?.source, configuredWait: fenceWait, configuredRequestTimeout: fenceRequestTimeout)
+        for reason in budget.capped { log.warning("fence timing lowered to fit the API roles' timeouts", [("setting", reason)]) }
+        let deleter = AvatarDeleter(references: references, fence: fence, fenceWaitMilliseconds: Int((budget.wait * 1000).rounded()),
+                                    fenceRequestTimeout: budget.requestTimeout, tables: tables, scannedSince: scan.since)
         var deleted: Int64 = 0, answerLost: Int64 = 0, bytesFreed: Int64 = 0, rescued: Int64 = 0, batches: Int64 = 0, partial: Int64 = 0
         var fenceHeldMax = 0.0
         var failures: [String] = []
         var listed = 0
-        for bucket in buckets {
+        var stopped: String?
+        buckets: for bucket in buckets {
             // Walk the bucket in windows of names straight off the (bucket_id, name) index, and find the candidates
             // inside each window: every object is looked at once, whatever the share of orphans.
             var after = ""
             while true {
                 let window = try await db.run { [after] c in try Self.window(c, bucket: bucket, after: after, size: Self.windowSize) }
                 guard let upTo = window else { break }
-                let found = try await db.run { [self, after] c in try candidates(c, bucket: bucket, after: after, upTo: upTo) }
+                let found = try await db.run { [self, after, loose = scan.unrecognised > 0] c in try candidates(c, bucket: bucket, after: after, upTo: upTo, loose: loose) }
                 after = upTo
                 for start in stride(from: 0, to: found.count, by: batchSize) {
                     let page = Array(found[start..<min(start + batchSize, found.count)])
@@ -163,6 +178,10 @@ public struct OrphanAvatarsJob: Job {
                     fenceHeldMax = max(fenceHeldMax, outcome.fenceHeldMilliseconds)
                     if outcome.partial { partial += 1 }
                     if let failure = outcome.failure { failures.append(failure) }
+                    if let stop = outcome.stopped {
+                        stopped = stop
+                        break buckets
+                    }
                 }
             }
         }
@@ -185,6 +204,10 @@ public struct OrphanAvatarsJob: Job {
         summary.set("dangling_references", dangling.count)
         summary.set("anonymous_uploads", anonymous)
         summary.set("http_requests", Int64(try await storage.run { $0.requestCount }))
+        summary.set("fence_request_timeout_ms", Int64((budget.requestTimeout * 1000).rounded()))
+        if let stopped {
+            throw Refusal(description: "stopped after \(deleted) of \(totals.candidates) candidates (\(summary.text)): \(stopped)")
+        }
         if !failures.isEmpty {
             throw Refusal(description: "deleted \(deleted) of \(totals.candidates) candidates (\(summary.text)); \(failures.count) batch(es) failed: "
                           + failures.prefix(3).joined(separator: "; "))
@@ -194,56 +217,75 @@ public struct OrphanAvatarsJob: Job {
 
     // MARK: - References
 
-    /// Reads every configured reference column a range of heap blocks at a time, normalises each value per bucket,
-    /// and keeps the object names in a temporary table. Returns how many references name an object.
-    private func loadReferences(_ db: DatabaseSession) async throws -> Int64 {
-        try await db.run { c in
-            try c.transaction { c in
-                _ = try c.execute("""
-                    set local client_min_messages = warning;
-                    create temporary table if not exists steward_orphan_refs (bucket text not null, name text not null);
-                    drop index if exists steward_orphan_refs_key;
-                    truncate steward_orphan_refs;
-                    """)
-            }
-        }
-        var total: Int64 = 0
+    /// What the scan of the references found.
+    struct ReferenceScan: Sendable {
+        /// Reference values read (not null).
+        var references: Int64 = 0
+        /// Values not understood for certain (kept what they may name), with a few examples.
+        var unrecognised: Int64 = 0
+        var examples: [String] = []
+        /// The oldest transaction running when the references were read: rows written by it or later are re-read
+        /// before each batch.
+        var since = "0"
+    }
+
+    /// Reads every configured reference column in one snapshot and keeps, per bucket, the names each value may name
+    /// (`steward_orphan_refs`) and the texts of values not understood for certain, reversed (`steward_orphan_loose`),
+    /// both computed in SQL by the one definition in `ObjectReference`.
+    private func loadReferences(_ db: DatabaseSession) async throws -> ReferenceScan {
         let buckets = buckets
-        for reference in references {
-            // Read the table a range of heap blocks at a time (a TID range scan, no sort, no offset): linear at any
-            // size. Rows that move or arrive during the scan are covered by the re-check before every batch.
-            let (sql, blocks) = try await db.run { c -> (String, Int) in
+        let selects = try await db.run { [references] c in
+            try references.map { reference in
                 let column = try c.quoteIdentifier(reference.column)
                 let table = "\(try c.quoteIdentifier(reference.schema)).\(try c.quoteIdentifier(reference.table))"
-                let blocks = try c.query("select (pg_relation_size($1::regclass) / current_setting('block_size')::int)::int8", [table])
-                    .rows[0].decode(Int.self, at: 0)
-                return ("select t.\(column) from \(table) t where t.ctid >= $1::tid and t.ctid < $2::tid and t.\(column) is not null", blocks)
-            }
-            var block = 0
-            while block <= blocks {
-                let range = ("(\(block),0)", "(\(block + Self.blocksPerRead),0)")
-                let values: [String] = try await db.run { c in
-                    try c.query(sql, [range.0, range.1]).rows.map { try $0.decode(String.self, at: 0) }
-                }
-                block += Self.blocksPerRead
-                var names: [String] = [], inBucket: [String] = []
-                for value in values {
-                    for bucket in buckets {
-                        if let name = ObjectReference.objectName(value, bucket: bucket) { inBucket.append(bucket); names.append(name) }
-                    }
-                }
-                if !names.isEmpty {
-                    try await db.run { [inBucket, names] c in
-                        _ = try c.query("insert into steward_orphan_refs select * from unnest($1::text[], $2::text[])", [inBucket, names])
-                    }
-                }
-                total += Int64(names.count)
+                return "select t.\(column)::text as v from \(table) t where t.\(column) is not null"
             }
         }
-        try await db.run { c in
-            _ = try c.execute("create index steward_orphan_refs_key on steward_orphan_refs (bucket, name); analyze steward_orphan_refs")
+        return try await db.run { c in
+            try c.transaction { c in
+                _ = try c.execute("""
+                    set transaction isolation level repeatable read;
+                    set local client_min_messages = warning;
+                    \(ObjectReference.functionsSQL(schema: "pg_temp"))
+                    create temporary table if not exists steward_orphan_refs (ref bigint not null, bucket text not null, name text collate "C" not null);
+                    create temporary table if not exists steward_orphan_loose (ref bigint not null, bucket text not null, tail text collate "C" not null);
+                    drop index if exists steward_orphan_refs_key;
+                    drop index if exists steward_orphan_loose_key;
+                    truncate steward_orphan_refs, steward_orphan_loose;
+                    """)
+                var scan = ReferenceScan()
+                scan.since = try c.query("select (pg_snapshot_xmin(pg_current_snapshot())::text::numeric % 4294967296)::text").rows[0].decode(String.self, at: 0)
+                var first: Int64 = 0
+                for select in selects {
+                    let row = try c.query("""
+                        with v as materialized (select $2::int8 + row_number() over () as ref, s.v from (\(select)) s),
+                        f as materialized (select v.ref, b.bucket, v.v, r.name, r.loose from v cross join unnest($1::text[]) as b(bucket)
+                                           cross join lateral (select v.v as name, false as loose where v.v ~ $3
+                                                               union all
+                                                               select x.name, x.loose from pg_temp.steward_reference_names(v.v, b.bucket) x
+                                                               where v.v !~ $3) r),
+                        exact as (insert into steward_orphan_refs select ref, bucket, name from f where not loose and length(name) <= $4),
+                        loose as (insert into steward_orphan_loose select ref, bucket, left(reverse(name), $4) from f where loose)
+                        select (select count(*) from v),
+                               (select count(distinct ref) from f where loose),
+                               coalesce((select array_agg(e) from (select distinct left(v, 80) as e from f where loose order by 1 limit 3) x), '{}')
+                        """, [buckets, first, ObjectReference.plainName, ObjectReference.longestDeletableName]).rows[0]
+                    let count = try row.decode(Int64.self, at: 0)
+                    scan.references += count
+                    first += count
+                    scan.unrecognised += try row.decode(Int64.self, at: 1)
+                    if scan.examples.count < 3 {
+                        scan.examples += try row.decode([String].self, at: 2).prefix(3 - scan.examples.count)
+                    }
+                }
+                _ = try c.execute("""
+                    create index steward_orphan_refs_key on steward_orphan_refs (bucket, name);
+                    create index steward_orphan_loose_key on steward_orphan_loose (bucket, tail);
+                    analyze steward_orphan_refs; analyze steward_orphan_loose
+                    """)
+                return scan
+            }
         }
-        return total
     }
 
     // MARK: - Candidates
@@ -255,22 +297,39 @@ public struct OrphanAvatarsJob: Job {
         let createdAt: Double?
     }
 
-    private var candidatePredicate: String {
-        """
-        o.bucket_id = $1
-          and coalesce(o.updated_at, o.created_at, now()) < now() - make_interval(secs => $2::float8)
-          and not (o.name like any ($3::text[]))
-          and not exists (select 1 from steward_orphan_refs r where r.bucket = o.bucket_id and r.name = o.name)
-        """
+    /// Objects older than the grace, outside the kept prefixes, with names of at most `longestDeletableName`
+    /// characters, that no reference may name: no exact name read by the scan, and (when some values were not
+    /// understood for certain) no such value ending with the object's name or last segment, found by one probe of the
+    /// reversed texts' index (texts kept to their last `longestDeletableName` characters, all a probe compares).
+    private func candidatePredicate(loose: Bool) -> String {
+        var predicate = """
+            o.bucket_id = $1
+              and coalesce(o.updated_at, o.created_at, now()) < now() - make_interval(secs => $2::float8)
+              and not (o.name like any ($3::text[]))
+              and length(o.name) <= \(ObjectReference.longestDeletableName)
+              and not exists (select 1 from steward_orphan_refs r where r.bucket = o.bucket_id and r.name = o.name collate "C")
+            """
+        if loose {
+            for part in ["o.name", "split_part(o.name, '/', -1)"] {
+                predicate += """
+
+                      and not exists (select 1 from (select l.tail from steward_orphan_loose l
+                                                     where l.bucket = o.bucket_id and l.tail >= reverse(\(part)) collate "C"
+                                                     order by l.tail limit 1) x
+                                      where left(x.tail, length(\(part))) = reverse(\(part)) collate "C")
+                    """
+            }
+        }
+        return predicate
     }
 
     private var keepPatterns: [String] {
         keepPrefixes.map { $0.replacing("\\", with: "\\\\").replacing("%", with: "\\%").replacing("_", with: "\\_") + "%" }
     }
 
-    private func count(_ c: Connection, bucket: String) throws -> (Int64, Int64, Int64) {
+    private func count(_ c: Connection, bucket: String, loose: Bool) throws -> (Int64, Int64, Int64) {
         let objects = try c.query("select count(*) from storage.objects where bucket_id = $1", [bucket]).rows[0].decode(Int64.self, at: 0)
-        let row = try c.query("select count(*), coalesce(sum((o.metadata ->> 'size')::bigint), 0) from storage.objects o where \(candidatePredicate)",
+        let row = try c.query("select count(*), coalesce(sum((o.metadata ->> 'size')::bigint), 0) from storage.objects o where \(candidatePredicate(loose: loose))",
                               [bucket, graceSeconds, keepPatterns]).rows[0]
         return (objects, try row.decode(Int64.self, at: 0), try row.decode(Int64.self, at: 1))
     }
@@ -289,10 +348,10 @@ public struct OrphanAvatarsJob: Job {
     }
 
     /// The candidates with names in `(after, upTo]`.
-    private func candidates(_ c: Connection, bucket: String, after: String, upTo: String) throws -> [Candidate] {
+    private func candidates(_ c: Connection, bucket: String, after: String, upTo: String, loose: Bool) throws -> [Candidate] {
         try c.query("""
             select o.name, coalesce((o.metadata ->> 'size')::bigint, 0), o.owner::text, extract(epoch from o.created_at)::float8
-            from storage.objects o where \(candidatePredicate) and o.name > $4 and o.name <= $5
+            from storage.objects o where \(candidatePredicate(loose: loose)) and o.name > $4 and o.name <= $5
             order by o.name
             """, [bucket, graceSeconds, keepPatterns, after, upTo]).rows.map { row in
             Candidate(name: try row.decode(String.self, at: 0), size: try row.decode(Int64.self, at: 1),
@@ -302,10 +361,14 @@ public struct OrphanAvatarsJob: Job {
 
     /// Reported, never fixed: references to objects that do not exist, and objects nobody owns.
     static func reportOnly(_ c: Connection, buckets: [String]) throws -> ((count: Int64, examples: String), Int64) {
+        // A reference is dangling when none of the names it may name exists (only values understood for certain).
         let row = try c.query("""
             select count(*), coalesce(string_agg(name, ', ') filter (where rn <= 5), '')
-            from (select r.bucket || '/' || r.name as name, row_number() over () as rn from steward_orphan_refs r
-                  where not exists (select 1 from storage.objects o where o.bucket_id = r.bucket and o.name = r.name)) d
+            from (select min(r.bucket || '/' || r.name) as name, row_number() over () as rn
+                  from steward_orphan_refs r left join storage.objects o on o.bucket_id = r.bucket and o.name = r.name collate "C"
+                  where not exists (select 1 from steward_orphan_loose l where l.ref = r.ref)
+                  group by r.ref
+                  having count(o.id) = 0) d
             """).rows[0]
         let anonymous = try c.query("select count(*) from storage.objects where bucket_id = any($1::text[]) and owner is null and owner_id is null",
                                     [buckets]).rows[0].decode(Int64.self, at: 0)

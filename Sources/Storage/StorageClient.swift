@@ -52,11 +52,22 @@ public final class StorageClient: @unchecked Sendable {
     /// `retrying` and `timeoutSeconds` replace the client's policy and total timeout (`.once` and a short timeout for a
     /// caller that must not wait while it holds a lock).
     public func deleteObjects(bucket: String, names: [String], retrying: RetryPolicy? = nil, timeoutSeconds: Double? = nil) throws(StorageError) -> [DeletedObject] {
+        try deletedObjects(inAnswer: try deleteObjectsAnswer(bucket: bucket, names: names, retrying: retrying, timeoutSeconds: timeoutSeconds),
+                           bucket: bucket)
+    }
+
+    /// The same request, its answer's body not yet read: for a caller that holds a lock until the answer arrives and
+    /// reads it after letting go.
+    public func deleteObjectsAnswer(bucket: String, names: [String], retrying: RetryPolicy? = nil, timeoutSeconds: Double? = nil) throws(StorageError) -> [UInt8] {
         let body = Array(JSON.object([("prefixes", .strings(names))]).rendered.utf8)
-        let response = try send("DELETE", "/object/\(Self.escape(bucket))", body: body, headers: [("Content-Type", "application/json")],
-                                retrying: retrying, timeoutSeconds: timeoutSeconds)
-        guard let items = JSONValue.parse(response.body)?.array else {
-            throw StorageError(kind: .unexpected, request: "DELETE \(baseURL)/object/\(bucket)", httpStatus: response.status,
+        return try send("DELETE", "/object/\(Self.escape(bucket))", body: body, headers: [("Content-Type", "application/json")],
+                        retrying: retrying, timeoutSeconds: timeoutSeconds).body
+    }
+
+    /// The objects a `DELETE /object/{bucket}` answer lists as deleted.
+    public func deletedObjects(inAnswer answer: [UInt8], bucket: String) throws(StorageError) -> [DeletedObject] {
+        guard let items = JSONValue.parse(answer)?.array else {
+            throw StorageError(kind: .unexpected, request: "DELETE \(baseURL)/object/\(bucket)", httpStatus: 200,
                                statusCode: nil, error: nil, message: "the answer is not a JSON array")
         }
         return items.compactMap { item in
