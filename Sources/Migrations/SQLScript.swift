@@ -1,0 +1,107 @@
+import SQLParser
+
+/// A migration file's text read by the server's own parser: its statements, each classified, and the text the
+/// comment-insensitive checksum is taken over. One pass over the text; positions are computed only for errors.
+struct SQLScript {
+    /// Why a text cannot be used, with the scalar offset (0-based) where the problem is.
+    struct Failure: Error, Sendable {
+        let message: String
+        let offset: Int
+    }
+
+    let statements: [SQLStatement]
+    /// Every statement's tokens without comments, joined by one space; statements joined by `;` and a newline.
+    let normalizedText: String
+
+    init(_ text: String) throws(Failure) {
+        let bytes = Array(text.utf8)
+        try Self.refuseControlBytes(bytes)
+
+        let ranges: [Range<Int>]
+        let tokens: [SQLParser.Token]
+        do {
+            ranges = try SQLParser.split(text)
+            tokens = try SQLParser.scan(text)
+        } catch {
+            throw Failure(message: Self.plain(error.message), offset: max((error.position ?? 1) - 1, 0))
+        }
+
+        var offsets = ScalarOffsets(bytes: bytes)
+        var statements: [SQLStatement] = []
+        statements.reserveCapacity(ranges.count)
+        var normalized = ""
+        normalized.reserveCapacity(bytes.count)
+        var next = 0
+        func piece(_ from: Int, _ to: Int) -> String { String(decoding: bytes[from..<to], as: UTF8.self) }
+        func between(until limit: Int) throws(Failure) {
+            // Outside statements only separators and comments may appear; anything else means the split and the
+            // lexer disagree, and nothing is run.
+            while next < tokens.count, tokens[next].start < limit {
+                let token = tokens[next]
+                guard token.isComment || token.code == SQLParser.Code.semicolon else {
+                    throw Failure(message: "the parser's statements and tokens disagree here; nothing was run", offset: offsets.scalars(before: token.start))
+                }
+                next += 1
+            }
+        }
+        for range in ranges {
+            try between(until: range.lowerBound)
+            var first: Int?
+            var last = range.lowerBound
+            while next < tokens.count, tokens[next].start < range.upperBound {
+                let token = tokens[next]
+                next += 1
+                guard token.end <= range.upperBound || token.isComment else {
+                    throw Failure(message: "a token runs past the end of its statement; nothing was run", offset: offsets.scalars(before: token.start))
+                }
+                if token.isComment { continue }
+                if first == nil { first = token.start } else { normalized += " " }
+                normalized += piece(token.start, token.end)
+                last = token.end
+            }
+            guard let first else { continue }
+            normalized += ";\n"
+            let statementText = piece(first, last)
+            let offset = offsets.scalars(before: first)
+            let tree: String
+            do { tree = try SQLParser.parseTree(statementText) } catch {
+                throw Failure(message: Self.plain(error.message), offset: offset + max((error.position ?? 1) - 1, 0))
+            }
+            let count = tree.ranges(of: "{\"stmt\":").count
+            guard count == 1 else {
+                throw Failure(message: "the parser reads \(count) statements where the split saw one; nothing was run", offset: offset)
+            }
+            statements.append(SQLStatement(text: statementText, offset: offset, kind: StatementKind(parseTree: tree)))
+        }
+        try between(until: Int.max)
+        if normalized.hasSuffix(";\n") { normalized.removeLast(2) }
+        self.statements = statements
+        self.normalizedText = normalized
+    }
+
+    /// Refuses NUL bytes (C strings end there) and carriage returns not followed by a line feed (editors and the
+    /// server disagree about where such a line ends).
+    private static func refuseControlBytes(_ bytes: [UInt8]) throws(Failure) {
+        for (index, byte) in bytes.enumerated() {
+            if byte == 0 {
+                throw Failure(message: "a NUL byte; migration files are text", offset: scalarCount(bytes, before: index))
+            }
+            if byte == 0x0D, index + 1 >= bytes.count || bytes[index + 1] != 0x0A {
+                throw Failure(message: "a carriage return not followed by a line feed (a lone CR); save the file with LF or CRLF line ends",
+                              offset: scalarCount(bytes, before: index))
+            }
+        }
+    }
+
+    private static func scalarCount(_ bytes: [UInt8], before index: Int) -> Int {
+        var offsets = ScalarOffsets(bytes: bytes)
+        return offsets.scalars(before: index)
+    }
+
+    /// The parser's message in Steward's words where they differ (`unterminated quoted string` → `unterminated string`).
+    private static func plain(_ message: String) -> String {
+        message.hasPrefix("unterminated quoted string")
+            ? "unterminated string" + message.dropFirst("unterminated quoted string".count)
+            : message
+    }
+}
