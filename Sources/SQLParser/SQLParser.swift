@@ -68,7 +68,26 @@ public enum SQLParser {
         guard let tokens = ScanResultDecoder(bytes: bytes).tokens() else {
             throw Failure(message: "the parser's token list could not be read", position: nil)
         }
-        return tokens
+        return extendingEnds(tokens, in: Array(text.utf8))
+    }
+
+    /// libpg_query reports some tokens shorter than they are (`U&"…"` ends after the `U`): each token is taken to
+    /// run up to the next token (or the end), less the whitespace before it, so no text falls between tokens.
+    static func extendingEnds(_ tokens: [Token], in bytes: [UInt8]) -> [Token] {
+        var extended: [Token] = []
+        extended.reserveCapacity(tokens.count)
+        for (index, token) in tokens.enumerated() {
+            var end = index + 1 < tokens.count ? tokens[index + 1].start : bytes.count
+            end = min(max(end, token.end), bytes.count)
+            while end > token.end, isWhitespace(bytes[end - 1]) { end -= 1 }
+            extended.append(Token(start: token.start, end: end, code: token.code, keywordKind: token.keywordKind))
+        }
+        return extended
+    }
+
+    /// The server's whitespace: space, tab, newline, carriage return, form feed, vertical tab.
+    static func isWhitespace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D || byte == 0x0C || byte == 0x0B
     }
 
     /// The parse tree of `text` as libpg_query's JSON (one `{"stmt": …}` object per statement).
@@ -87,7 +106,7 @@ public enum SQLParser {
     }
 }
 
-/// Reads libpg_query's `ScanResult` protobuf (field 2: repeated ScanToken {1 start, 2 end, 3 token, 4 keyword_kind}).
+/// Reads libpg_query's `ScanResult` protobuf (field 2: repeated ScanToken {1 start, 2 end, 4 token, 5 keyword_kind}).
 private struct ScanResultDecoder {
     let bytes: UnsafeRawBufferPointer
 
@@ -117,16 +136,16 @@ private struct ScanResultDecoder {
     }
 
     private func token(from start: Int, to end: Int) -> SQLParser.Token? {
-        var values = [UInt64](repeating: 0, count: 5)
+        var values = [UInt64](repeating: 0, count: 6)
         var i = start
         while i < end {
             guard let key = varint(&i), key & 7 == 0, let value = varint(&i) else { return nil }
             let field = Int(key >> 3)
-            if field >= 1 && field <= 4 { values[field] = value }
+            if field >= 1 && field <= 5 { values[field] = value }
         }
         guard i == end, values[1] <= UInt64(Int32.max), values[2] <= UInt64(Int32.max), values[1] <= values[2],
-              values[3] <= UInt64(Int32.max), values[4] <= 16 else { return nil }
-        return SQLParser.Token(start: Int(values[1]), end: Int(values[2]), code: Int(values[3]), keywordKind: Int(values[4]))
+              values[4] <= UInt64(Int32.max), values[5] <= 16 else { return nil }
+        return SQLParser.Token(start: Int(values[1]), end: Int(values[2]), code: Int(values[4]), keywordKind: Int(values[5]))
     }
 
     private func varint(_ i: inout Int) -> UInt64? {
