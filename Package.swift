@@ -60,7 +60,7 @@ let package = Package(
         // Fixtures shared by every test target: the real database, the built binary.
         .target(name: "TestSupport", dependencies: ["Postgres", "Logging", "HTTP", "Storage"], path: "Tests/TestSupport"),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestSupport"]),
-        .testTarget(name: "MigrationsTests", dependencies: ["Migrations", "Postgres", "SQLParser", "TestSupport"]),
+        .testTarget(name: "MigrationsTests", dependencies: ["Migrations", "Postgres", "SQLParser", "Crypto", "TestSupport"]),
         .testTarget(name: "ConfigTests", dependencies: ["Config", "CLI"]),
         .testTarget(name: "SchedulerTests", dependencies: ["Scheduler"]),
         .testTarget(name: "UsernamesTests", dependencies: ["Usernames"]),
