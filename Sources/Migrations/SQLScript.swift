@@ -67,7 +67,7 @@ struct SQLScript {
             do { tree = try SQLParser.parseTree(statementText) } catch {
                 throw Failure(message: Self.plain(error.message), offset: offset + max((error.position ?? 1) - 1, 0))
             }
-            let count = tree.ranges(of: "{\"stmt\":").count
+            let count = JSONBytes(tree).count(of: "{\"stmt\":")
             guard count == 1 else {
                 throw Failure(message: "the parser reads \(count) statements where the split saw one; nothing was run", offset: offset)
             }
@@ -82,7 +82,8 @@ struct SQLScript {
     /// Refuses NUL bytes (C strings end there) and carriage returns not followed by a line feed (editors and the
     /// server disagree about where such a line ends).
     private static func refuseControlBytes(_ bytes: [UInt8]) throws(Failure) {
-        for (index, byte) in bytes.enumerated() {
+        for index in bytes.indices {
+            let byte = bytes[index]
             if byte == 0 {
                 throw Failure(message: "a NUL byte; migration files are text", offset: scalarCount(bytes, before: index))
             }

@@ -10,16 +10,17 @@ struct StatementKind: Sendable, Equatable {
     let refusal: String?
 
     /// Reads libpg_query's JSON for exactly one statement.
-    init(parseTree json: String) {
-        node = Self.string(after: "\"stmt\":{\"", in: json) ?? "unknown"
+    init(parseTree: String) {
+        let json = JSONBytes(parseTree)
+        node = json.string(after: "\"stmt\":{\"") ?? "unknown"
         switch node {
         case "TransactionStmt":
-            let kind = Self.string(after: "\"kind\":\"", in: json) ?? ""
+            let kind = json.string(after: "\"kind\":\"") ?? ""
             controlsTransaction = !["TRANS_STMT_SAVEPOINT", "TRANS_STMT_RELEASE", "TRANS_STMT_ROLLBACK_TO"].contains(kind)
         default:
             controlsTransaction = false
         }
-        let concurrent = json.contains("\"concurrent\":true")
+        let concurrent = ["IndexStmt", "DropStmt", "AlterTableStmt"].contains(node) && json.contains("\"concurrent\":true")
         switch node {
         case "IndexStmt" where concurrent: needsNoTransaction = "CREATE INDEX CONCURRENTLY"
         case "DropStmt" where concurrent: needsNoTransaction = "DROP INDEX CONCURRENTLY"
@@ -40,13 +41,13 @@ struct StatementKind: Sendable, Equatable {
 
     /// Statements whose effect would change how the server reads the statements after them, or that need the
     /// client's copy protocol, which Steward does not speak.
-    private static func refusal(node: String, json: String) -> String? {
+    private static func refusal(node: String, json: JSONBytes) -> String? {
         switch node {
         case "CopyStmt" where !json.contains("\"filename\":"):
             return "COPY … FROM STDIN / TO STDOUT needs the client's copy protocol, which Steward does not speak: load the rows with INSERT (or COPY from a file on the server)"
         case "VariableSetStmt":
-            guard let name = string(after: "\"name\":\"", in: json)?.lowercased() else { return nil }
-            let value = string(after: "\"sval\":{\"sval\":\"", in: json)?.lowercased()
+            guard let name = json.string(after: "\"name\":\"")?.lowercased() else { return nil }
+            let value = json.string(after: "\"sval\":{\"sval\":\"")?.lowercased()
             let isSet = json.contains("\"kind\":\"VAR_SET_VALUE\"")
             switch name {
             case "standard_conforming_strings" where isSet && value != "on":
@@ -62,12 +63,46 @@ struct StatementKind: Sendable, Equatable {
             return nil
         }
     }
+}
+
+/// The bytes of a parse tree's JSON, searched as bytes (the trees of large statements are long).
+struct JSONBytes {
+    let bytes: [UInt8]
+
+    init(_ text: String) { bytes = Array(text.utf8) }
+
+    /// Where `marker` first occurs at or after `from`, as the index just past it.
+    func end(of marker: String, from: Int = 0) -> Int? {
+        let needle = Array(marker.utf8)
+        guard !needle.isEmpty, needle.count <= bytes.count else { return nil }
+        var i = from
+        let last = bytes.count - needle.count
+        while i <= last {
+            if bytes[i] == needle[0] {
+                var j = 1
+                while j < needle.count, bytes[i + j] == needle[j] { j += 1 }
+                if j == needle.count { return i + needle.count }
+            }
+            i += 1
+        }
+        return nil
+    }
+
+    func contains(_ marker: String) -> Bool { end(of: marker) != nil }
+
+    /// How often `marker` occurs (without overlaps).
+    func count(of marker: String) -> Int {
+        var count = 0
+        var from = 0
+        while let end = end(of: marker, from: from) { count += 1; from = end }
+        return count
+    }
 
     /// The JSON string value that starts right after the first `marker`, up to its closing quote.
-    private static func string(after marker: String, in json: String) -> String? {
-        guard let start = json.firstRange(of: marker)?.upperBound else { return nil }
+    func string(after marker: String) -> String? {
+        guard let start = end(of: marker) else { return nil }
         var end = start
-        while end < json.endIndex, json[end] != "\"" { end = json.index(after: end) }
-        return String(json[start..<end])
+        while end < bytes.count, bytes[end] != UInt8(ascii: "\"") { end += 1 }
+        return String(decoding: bytes[start..<end], as: UTF8.self)
     }
 }
