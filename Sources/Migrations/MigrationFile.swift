@@ -18,6 +18,8 @@ public struct MigrationFile: Sendable {
     public let transactional: Bool
     /// The statements, in order.
     let statements: [SQLStatement]
+    /// Scalar offsets of line starts, so a location costs a binary search, not a pass over the text.
+    let lineStarts: [Int]
 
     /// The directive that makes a file run outside a transaction, statement by statement.
     public static let noTransactionDirective = "steward:no-transaction"
@@ -67,6 +69,7 @@ public struct MigrationFile: Sendable {
         }
         guard !script.statements.isEmpty else { throw .invalidFile(fileName, line: nil, "the file holds no SQL statement") }
         self.statements = script.statements
+        self.lineStarts = script.lineStarts
         self.normalizedChecksum = Crypto.SHA256.hex(script.normalizedText)
         try checkStatementRules()
     }
@@ -93,7 +96,7 @@ public struct MigrationFile: Sendable {
 
     /// The location of scalar `offset` in this file.
     public func location(ofOffset offset: Int) -> SourceLocation {
-        SourceLocation(file: fileName, text: text, offset: offset)
+        SourceLocation(file: fileName, lineStarts: lineStarts, offset: offset)
     }
 
     /// Refuses transaction control and statements that change how later ones are read, in any file, and statements

@@ -10,12 +10,14 @@ struct SQLScript {
     }
 
     let statements: [SQLStatement]
+    /// The scalar offset where each line starts (after each LF), for `file:line:column` in errors.
+    let lineStarts: [Int]
     /// Every statement's tokens without comments, joined by one space; statements joined by `;` and a newline.
     let normalizedText: String
 
     init(_ text: String) throws(Failure) {
         let bytes = Array(text.utf8)
-        try Self.refuseControlBytes(bytes)
+        lineStarts = try Self.lineStartsRefusingControlBytes(bytes)
 
         let ranges: [Range<Int>]
         let tokens: [SQLParser.Token]
@@ -79,24 +81,24 @@ struct SQLScript {
         self.normalizedText = normalized
     }
 
-    /// Refuses NUL bytes (C strings end there) and carriage returns not followed by a line feed (editors and the
-    /// server disagree about where such a line ends).
-    private static func refuseControlBytes(_ bytes: [UInt8]) throws(Failure) {
+    /// The scalar offset of each line's start; refuses NUL bytes (C strings end there) and carriage returns not
+    /// followed by a line feed (editors and the server disagree about where such a line ends).
+    private static func lineStartsRefusingControlBytes(_ bytes: [UInt8]) throws(Failure) -> [Int] {
+        var starts = [0]
+        var scalars = 0
         for index in bytes.indices {
             let byte = bytes[index]
-            if byte == 0 {
-                throw Failure(message: "a NUL byte; migration files are text", offset: scalarCount(bytes, before: index))
-            }
-            if byte == 0x0D, index + 1 >= bytes.count || bytes[index + 1] != 0x0A {
+            if byte & 0xC0 != 0x80 { scalars += 1 }
+            if byte == 0x0A {
+                starts.append(scalars)
+            } else if byte == 0 {
+                throw Failure(message: "a NUL byte; migration files are text", offset: scalars - 1)
+            } else if byte == 0x0D, index + 1 >= bytes.count || bytes[index + 1] != 0x0A {
                 throw Failure(message: "a carriage return not followed by a line feed (a lone CR); save the file with LF or CRLF line ends",
-                              offset: scalarCount(bytes, before: index))
+                              offset: scalars - 1)
             }
         }
-    }
-
-    private static func scalarCount(_ bytes: [UInt8], before index: Int) -> Int {
-        var offsets = ScalarOffsets(bytes: bytes)
-        return offsets.scalars(before: index)
+        return starts
     }
 
     /// The parser's message in Steward's words where they differ (`unterminated quoted string` → `unterminated string`).

@@ -70,7 +70,7 @@ struct ScannerDifferentialTests {
         #expect(result.failures.isEmpty, "seed \(seed): \(result.failures.count) of \(result.checked) texts read differently")
         #expect(refusedValid == 0, "seed \(seed): Steward refused \(refusedValid) valid texts")
         print("migration scanner differential: \(result.checked) texts, \(statements) statements, \(result.failures.count) disagreements (\(result.failedAlike) failed on the server and at the same piece alike); the earlier hand-written scanner split \(legacyDisagreements) of them differently")
-        FaultLedger.record("migration scanner: differential test (generated)", runs: 1, faults: 0, objectsChecked: statements,
+        FaultLedger.record("migration scanner: differential test", runs: 1, faults: 0, objectsChecked: statements,
                            losses: result.failures.count + refusedValid, cases: result.checked)
     }
 
@@ -84,7 +84,7 @@ struct ScannerDifferentialTests {
         for (text, count) in Self.splitterCounts {
             #expect(pieces(text)?.count == count, "\(String(reflecting: text))")
         }
-        FaultLedger.record("migration scanner: differential test (splitter cases)", runs: 1, faults: 0,
+        FaultLedger.record("migration scanner: differential test", runs: 1, faults: 0,
                            objectsChecked: result.checked, losses: result.failures.count, cases: result.checked)
     }
 
@@ -131,7 +131,7 @@ struct ScannerDifferentialTests {
         }
         for failure in failures { Issue.record("\(failure)") }
         print("migration scanner differential: \(checked) real files, \(statements) statements, \(failures.count) disagreements")
-        FaultLedger.record("migration scanner: differential test (real files)", runs: 1, faults: 0, objectsChecked: statements,
+        FaultLedger.record("migration scanner: differential test", runs: 1, faults: 0, objectsChecked: statements,
                            losses: failures.count, cases: checked)
     }
 
