@@ -20,43 +20,44 @@ struct SQLScript {
         lineStarts = try Self.lineStartsRefusingControlBytes(bytes)
 
         let ranges: [Range<Int>]
-        let tokens: [SQLParser.Token]
         do {
             ranges = try SQLParser.split(text)
-            tokens = try SQLParser.scan(text)
         } catch {
             throw Failure(message: Self.plain(error.message), offset: max((error.position ?? 1) - 1, 0))
         }
 
+        // Each statement is lexed on its own (a statement starts where the lexer is at top level), so only one
+        // statement's tokens are held at a time.
         var offsets = ScalarOffsets(bytes: bytes)
         var statements: [SQLStatement] = []
         statements.reserveCapacity(ranges.count)
         var normalized = ""
         normalized.reserveCapacity(bytes.count)
-        var next = 0
         func piece(_ from: Int, _ to: Int) -> String { String(decoding: bytes[from..<to], as: UTF8.self) }
-        func between(until limit: Int) throws(Failure) {
+        func tokens(_ from: Int, _ to: Int) throws(Failure) -> [SQLParser.Token] {
+            guard from < to else { return [] }
+            do {
+                return try SQLParser.scan(piece(from, to)).map { $0.shifted(by: from) }
+            } catch {
+                throw Failure(message: Self.plain(error.message), offset: offsets.scalars(before: from) + max((error.position ?? 1) - 1, 0))
+        }
+        func between(_ from: Int, _ to: Int) throws(Failure) {
             // Outside statements only separators and comments may appear; anything else means the split and the
             // lexer disagree, and nothing is run.
-            while next < tokens.count, tokens[next].start < limit {
-                let token = tokens[next]
-                guard token.isComment || token.code == SQLParser.Code.semicolon else {
-                    throw Failure(message: "the parser's statements and tokens disagree here; nothing was run", offset: offsets.scalars(before: token.start))
-                }
-                next += 1
+            for token in try tokens(from, to) where !(token.isComment || token.code == SQLParser.Code.semicolon) {
+                throw Failure(message: "the parser's statements and tokens disagree here; nothing was run", offset: offsets.scalars(before: token.start))
             }
         }
+        var previousEnd = 0
         for range in ranges {
-            try between(until: range.lowerBound)
+            guard range.lowerBound >= previousEnd, range.upperBound <= bytes.count else {
+                throw Failure(message: "the parser's statements overlap here; nothing was run", offset: offsets.scalars(before: min(range.lowerBound, bytes.count)))
+            }
+            try between(previousEnd, range.lowerBound)
+            previousEnd = range.upperBound
             var first: Int?
             var last = range.lowerBound
-            while next < tokens.count, tokens[next].start < range.upperBound {
-                let token = tokens[next]
-                next += 1
-                guard token.end <= range.upperBound || token.isComment else {
-                    throw Failure(message: "a token runs past the end of its statement; nothing was run", offset: offsets.scalars(before: token.start))
-                }
-                if token.isComment { continue }
+            for token in try tokens(range.lowerBound, range.upperBound) where !token.isComment {
                 if first == nil { first = token.start } else { normalized += " " }
                 normalized += piece(token.start, token.end)
                 last = token.end
@@ -75,7 +76,7 @@ struct SQLScript {
             }
             statements.append(SQLStatement(text: statementText, offset: offset, kind: StatementKind(parseTree: tree)))
         }
-        try between(until: Int.max)
+        try between(previousEnd, bytes.count)
         if normalized.hasSuffix(";\n") { normalized.removeLast(2) }
         self.statements = statements
         self.normalizedText = normalized

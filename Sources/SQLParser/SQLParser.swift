@@ -22,6 +22,11 @@ public enum SQLParser {
         public let keywordKind: Int
 
         public var isComment: Bool { code == Code.sqlComment || code == Code.cComment }
+
+        /// The same token in a text that holds the scanned one at byte `offset`.
+        public func shifted(by offset: Int) -> Token {
+            Token(start: start + offset, end: end + offset, code: code, keywordKind: keywordKind)
+        }
     }
 
     /// Token numbers of libpg_query 15-4 (`PgQuery__Token`).
