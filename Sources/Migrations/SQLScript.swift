@@ -1,7 +1,7 @@
 import SQLParser
 
 /// A migration file's text read by the server's own parser: its statements, each classified, and the text the
-/// comment-insensitive checksum is taken over. One pass over the text; positions are computed only for errors.
+/// comment-insensitive checksum is taken over. Linear in the text; line and column are looked up only for errors.
 struct SQLScript {
     /// Why a text cannot be used, with the scalar offset (0-based) where the problem is.
     struct Failure: Error, Sendable {
@@ -40,6 +40,7 @@ struct SQLScript {
                 return try SQLParser.scan(piece(from, to)).map { $0.shifted(by: from) }
             } catch {
                 throw Failure(message: Self.plain(error.message), offset: offsets.scalars(before: from) + max((error.position ?? 1) - 1, 0))
+            }
         }
         func between(_ from: Int, _ to: Int) throws(Failure) {
             // Outside statements only separators and comments may appear; anything else means the split and the
