@@ -43,7 +43,10 @@ public struct MigrationFile: Sendable {
         self.checksum = Crypto.SHA256.hex(text)
 
         var transactional = true
-        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // Lines split at each LF scalar (a CRLF is one Character, so splitting Characters would miss it).
+        for (index, scalars) in text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            var line = String(String.UnicodeScalarView(scalars))
+            if line.unicodeScalars.last == "\r" { line = String(String.UnicodeScalarView(line.unicodeScalars.dropLast())) }
             let trimmed = line.trimmingPrefix(while: { $0 == " " || $0 == "\t" })
             guard trimmed.hasPrefix("--") else {
                 if trimmed.isEmpty { continue } else { break }
