@@ -206,6 +206,9 @@ public struct Migrator {
                     try run(statement, of: file, index: index)
                 }
                 current = nil
+                // The history row is written as the migrating user, whatever role the file switched to.
+                try c.query("reset session authorization")
+                try c.query("reset role")
                 let ms = (MigrationLock.now() - started) * 1000
                 try history.record(file, durationMilliseconds: ms, method: "apply", stewardVersion: options.stewardVersion)
                 guard c.transactionStatus == .inTransaction else {

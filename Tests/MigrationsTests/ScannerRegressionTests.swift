@@ -121,9 +121,13 @@ struct ScannerRegressionTests {
             let folder = try MigrationFolder.withProjectFiles([
                 "0006_session.sql": "-- steward:no-transaction\nset search_path = steward_nowhere;\nset role authenticated;\nset lock_timeout = '1ms';\n",
                 "0007_next.sql": "create table t7 (id int);\n",
+                "0008_role.sql": "set role authenticated;\nselect 1;\n",
+                "0009_after.sql": "create table t9 (id int);\n",
             ])
             defer { folder.delete() }
             _ = try migrateFolder(db, folder)
+            #expect(try scalar(db, "select applied_by from steward.schema_migrations where version = '0008'", as: String.self) == "postgres")
+            #expect(try scalar(db, "select pg_get_userbyid(relowner)::text from pg_class where oid = 'public.t9'::regclass", as: String.self) == "postgres")
             #expect(try exists(db, "public.t7"))
             #expect(try scalar(db, "select pg_get_userbyid(relowner)::text from pg_class where oid = 'public.t7'::regclass", as: String.self) == "postgres")
             #expect(try recorded(db, "0006") && recorded(db, "0007"))
