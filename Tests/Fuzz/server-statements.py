@@ -22,7 +22,8 @@ def rows_of(cur):
 
 
 def fresh(conn):
-    conn.rollback()
+    if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+        conn.execute("rollback")  # a text that ran BEGIN leaves its block open
     with conn.cursor() as cur:
         cur.execute("reset all")
         cur.execute("set standard_conforming_strings = on")

@@ -39,6 +39,26 @@ struct SQLCaseGenerator {
         return text
     }
 
+    /// `text` with one to three small edits (a scalar deleted or doubled, a quote, dollar, comment mark or
+    /// semicolon inserted), so quotes and comments end or start where no generator would put them.
+    mutating func mutate(_ text: String) -> String {
+        var scalars = Array(text.unicodeScalars)
+        let inserts: [String] = ["'", "\"", "$", "$$", ";", "*/", "/*", "--", "\n", "\\", "E'", "$a$", " ", "U&'", "e"]
+        for _ in 0..<(1 + random.below(3)) {
+            let at = random.below(scalars.count + 1)
+            switch random.below(3) {
+            case 0 where at < scalars.count: scalars.remove(at: at)
+            case 1 where at < scalars.count: scalars.insert(scalars[at], at: at)
+            default: scalars.insert(contentsOf: random.pick(inserts).unicodeScalars, at: at)
+            }
+        }
+        // A CR left alone by an edit is refused by Steward on purpose (and read by the server): not this test's subject.
+        for i in scalars.indices.reversed() where scalars[i] == "\r" && (i + 1 == scalars.count || scalars[i + 1] != "\n") {
+            scalars.remove(at: i)
+        }
+        return String(String.UnicodeScalarView(scalars))
+    }
+
     // MARK: - Statements
 
     private mutating func statement() -> String {

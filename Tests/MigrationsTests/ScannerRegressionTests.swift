@@ -153,6 +153,14 @@ struct ScannerRegressionTests {
         }
     }
 
+    @Test("a -- comment between the parts of a continued string is refused with its line (the server would join them)")
+    func commentInStringContinuation() throws {
+        let error = #expect(throws: MigrationError.self) { try parse("0006_cont.sql", "select 1;\nselect 'a' --note\n';drop table t6;' as v;\n") }
+        #expect(error?.description.contains("0006_cont.sql:3") == true)
+        // Without the comment both read one continued string.
+        #expect(try parse("0006_cont.sql", "select 'a'\n';drop table t6;' as v;\n").statementTexts.count == 1)
+    }
+
     @Test("the extended protocol refuses two statements in one message")
     func oneStatementPerMessage() throws {
         try withTestDatabase { db in

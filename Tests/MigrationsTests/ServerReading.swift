@@ -23,13 +23,15 @@ struct ServerReading {
         /// too, as their last answer: the server's implicit transaction drops the answers before the error.
         var failsAlike: Bool {
             guard server.count == 1, let error = (server[0] as? [Any])?.first as? String, error.hasPrefix("ERROR"),
-                  error != "ERROR 42601", let last = pieces.last as? [Any] else { return false }
+                  !isSyntaxError, let last = pieces.last as? [Any] else { return false }
             return (last.first as? String) == error
         }
 
-        /// True when the server refused the whole text as a syntax error before running anything.
+        /// True when the server refused the whole text while reading it, before running anything: a syntax error,
+        /// an invalid escape or character, or a statement too deeply nested.
         var isSyntaxError: Bool {
-            server.count == 1 && ((server[0] as? [Any])?.first as? String) == "ERROR 42601"
+            guard server.count == 1, let error = (server[0] as? [Any])?.first as? String else { return false }
+            return ["ERROR 42601", "ERROR 22025", "ERROR 22021", "ERROR 54001"].contains(error)
         }
 
         var description: String {
