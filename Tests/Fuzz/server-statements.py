@@ -6,13 +6,20 @@ Reads JSON lines {"id", "text", "pieces"} and writes JSON lines {"id", "server",
   server: the whole text sent as ONE simple-protocol query to WHOLE_URL (the server splits it), one [tag, rows]
           per statement;
   pieces: each piece sent to PIECES_URL alone with the extended protocol (as Steward sends statements), one [tag, rows] each.
-A statement that fails gives ["ERROR <sqlstate>", []] and ends that side. Both sides run in autocommit on their
+A statement that fails gives ["ERROR <sqlstate> <message>", []] and ends that side; an empty query (a text of
+comments only) gives nothing. Both sides run in autocommit on their
 own connection; each case starts with RESET ALL and ROLLBACK of anything left open.
 """
 import json
 import sys
 
 import psycopg
+
+
+def error_tag(error):
+    # The primary message only: where it points differs between a whole text and one piece of it.
+    message = error.diag.message_primary or str(error).split("\n")[0]
+    return "ERROR " + (error.sqlstate or "?") + " " + message
 
 
 def rows_of(cur):
@@ -36,11 +43,12 @@ def server_reading(conn, text):
         try:
             cur.execute(text)  # no parameters: psycopg sends it with the simple protocol, the server splits it
             while True:
-                results.append([cur.statusmessage or "", rows_of(cur)])
+                if cur.pgresult is not None and cur.pgresult.status != psycopg.pq.ExecStatus.EMPTY_QUERY:
+                    results.append([cur.statusmessage or "", rows_of(cur)])
                 if not cur.nextset():
                     break
         except psycopg.Error as error:
-            results.append(["ERROR " + (error.sqlstate or "?"), []])
+            results.append([error_tag(error), []])
     return results
 
 
@@ -53,7 +61,7 @@ def pieces_reading(conn, pieces):
                 cur.execute(piece, prepare=True)  # Parse/Bind/Execute: the server refuses two statements in one
                 results.append([cur.statusmessage or "", rows_of(cur)])
             except psycopg.Error as error:
-                results.append(["ERROR " + (error.sqlstate or "?"), []])
+                results.append([error_tag(error), []])
                 break
     return results
 

@@ -19,11 +19,11 @@ struct ServerReading {
         /// True when running the pieces one by one gave exactly what the server's own split gave.
         var agrees: Bool { NSArray(array: server).isEqual(to: pieces) }
 
-        /// True when the whole text failed on the server with an error (other than a syntax error) that the pieces met
-        /// too, as their last answer: the server's implicit transaction drops the answers before the error.
+        /// True when the whole text failed on the server with the same error (code and message) that the pieces met
+        /// last: the server's implicit transaction drops the answers before the error, so only the error is compared.
         var failsAlike: Bool {
             guard server.count == 1, let error = (server[0] as? [Any])?.first as? String, error.hasPrefix("ERROR"),
-                  !isSyntaxError, let last = pieces.last as? [Any] else { return false }
+                  let last = pieces.last as? [Any] else { return false }
             return (last.first as? String) == error
         }
 
@@ -31,7 +31,10 @@ struct ServerReading {
         /// an invalid escape or character, or a statement too deeply nested.
         var isSyntaxError: Bool {
             guard server.count == 1, let error = (server[0] as? [Any])?.first as? String else { return false }
-            return ["ERROR 42601", "ERROR 22025", "ERROR 22021", "ERROR 54001"].contains(error)
+            return ["ERROR 42601 syntax error", "ERROR 42601 unterminated", "ERROR 42601 invalid Unicode", "ERROR 22025 ",
+                    "ERROR 22021 ", "ERROR 54001 ", "ERROR 42601 trailing junk", "ERROR 42601 unsafe use of string constant",
+                    "ERROR 42601 zero-length delimited identifier", "ERROR 42601 subquery in FROM must have an alias"]
+                .contains { error.hasPrefix($0) }
         }
 
         var description: String {
