@@ -24,16 +24,19 @@ let package = Package(
             pkgConfig: "inih",
             providers: [.apt(["libinih-dev"])]
         ),
+        // PostgreSQL 15's own parser as a library (no .pc file: linked by name in the module map).
+        .systemLibrary(name: "CPgQuery", providers: [.apt(["libpg-query-dev"])]),
 
         // One thin Swift layer over each C library; nothing above them imports C.
         .target(name: "Postgres", dependencies: ["CPostgres", "Logging"]),
         .target(name: "Crypto", dependencies: ["COpenSSL"]),
         .target(name: "Config", dependencies: ["CInih"]),
         .target(name: "HTTP", dependencies: ["CCurl"]),
+        .target(name: "SQLParser", dependencies: ["CPgQuery"]),
 
         // Concerns of Steward itself.
         .target(name: "Logging"),
-        .target(name: "Migrations", dependencies: ["Postgres", "Crypto", "Logging"]),
+        .target(name: "Migrations", dependencies: ["Postgres", "Crypto", "Logging", "SQLParser"]),
         .target(name: "CLI", dependencies: ["Logging"]),
         .target(name: "Scheduler"),
         .target(name: "Storage", dependencies: ["HTTP", "Logging"]),
@@ -58,7 +61,7 @@ let package = Package(
         // Fixtures shared by every test target: the real database, the built binary.
         .target(name: "TestSupport", dependencies: ["Postgres", "Logging", "HTTP", "Storage"], path: "Tests/TestSupport"),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestSupport"]),
-        .testTarget(name: "MigrationsTests", dependencies: ["Migrations", "Postgres", "TestSupport"]),
+        .testTarget(name: "MigrationsTests", dependencies: ["Migrations", "Postgres", "SQLParser", "Crypto", "TestSupport"]),
         .testTarget(name: "ConfigTests", dependencies: ["Config", "CLI"]),
         .testTarget(name: "SchedulerTests", dependencies: ["Scheduler"]),
         .testTarget(name: "UsernamesTests", dependencies: ["Usernames"]),

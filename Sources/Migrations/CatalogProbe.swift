@@ -35,6 +35,8 @@ struct CatalogProbe {
     func compare(_ files: [MigrationFile]) throws -> [FileResult] {
         try connection.execute("begin")
         defer { _ = try? connection.execute("rollback") }
+        // The statements are read with standard_conforming_strings on; the server must read them the same way.
+        try connection.query("select set_config('standard_conforming_strings', 'on', true)")
         var state = ProbeState()
         var checks: [[Check]] = []
         var failures: [[String]] = []
@@ -160,7 +162,7 @@ struct CatalogProbe {
         case .insertBucket(let columns, let values):
             let list = columns.map(quoted).joined(separator: ", ")
             let json = try savepoint {
-                try connection.execute("select row_to_json(v)::text as row from (values \(values)) as v(\(list))")
+                try connection.query("select row_to_json(v)::text as row from (values \(values)) as v(\(list))")
             }
             return .bucket(expectedJSON: try json.rows[0].decode(String.self, at: 0))
 
@@ -199,19 +201,31 @@ struct CatalogProbe {
         return copy
     }
 
+    /// Runs one probe statement as its own extended-protocol message (never two), inside the probe's transaction.
     private func run(_ sql: String) throws {
-        _ = try savepoint { try connection.execute(sql) }
+        _ = try savepoint { try connection.query(sql) }
     }
 
     private func savepoint<T>(_ body: () throws -> T) throws -> T {
         try connection.execute("savepoint steward_probe")
+        let value: T
         do {
-            let value = try body()
-            try connection.execute("release savepoint steward_probe")
-            return value
+            value = try body()
         } catch let error as PostgresError {
+            try requireProbeTransaction()
             try connection.execute("rollback to savepoint steward_probe")
             throw ProbeFailure(message: "could not evaluate: \(error)")
+        }
+        try requireProbeTransaction()
+        try connection.execute("release savepoint steward_probe")
+        return value
+    }
+
+    /// Stops the comparison if a statement ended the probe's transaction: nothing may outlive the rollback.
+    private func requireProbeTransaction() throws {
+        let status = connection.transactionStatus
+        guard status == .inTransaction || status == .failedTransaction else {
+            throw PostgresError(kind: .server, message: "a replayed statement ended the comparison's transaction (\(status)); verify stopped")
         }
     }
 

@@ -191,6 +191,11 @@ public struct HistoryStore {
         try connection.query("""
             insert into steward.schema_migrations (version, name, checksum, normalized_checksum, duration_ms, steward_version, method)
             values ($1, $2, $3, $4, $5, $6, $7)
-            """, [file.version, file.name, file.checksum, file.normalizedChecksum, durationMilliseconds, stewardVersion, method])
+            """, [file.version, file.name, file.checksum, Self.recordedNormalizedChecksum(file), durationMilliseconds, stewardVersion, method])
+    }
+
+    /// What `normalized_checksum` holds for `file`: `2:<sha256>` (the server's tokens); a bare SHA-256 is version 1.
+    static func recordedNormalizedChecksum(_ file: MigrationFile) -> String {
+        "\(MigrationFile.normalizedChecksumVersion):\(file.normalizedChecksum)"
     }
 }

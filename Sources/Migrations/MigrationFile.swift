@@ -12,12 +12,14 @@ public struct MigrationFile: Sendable {
     public let text: String
     /// SHA-256 of the exact bytes.
     public let checksum: String
-    /// SHA-256 of the statements with whitespace and comments folded away.
+    /// SHA-256 of the statements' tokens, as the server's lexer reads them, without whitespace and comments.
     public let normalizedChecksum: String
     /// False when the file declares `-- steward:no-transaction`.
     public let transactional: Bool
     /// The statements, in order.
     let statements: [SQLStatement]
+    /// Scalar offsets of line starts, so a location costs a binary search, not a pass over the text.
+    let lineStarts: [Int]
 
     /// The directive that makes a file run outside a transaction, statement by statement.
     public static let noTransactionDirective = "steward:no-transaction"
@@ -41,7 +43,10 @@ public struct MigrationFile: Sendable {
         self.checksum = Crypto.SHA256.hex(text)
 
         var transactional = true
-        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // Lines split at each LF scalar (a CRLF is one Character, so splitting Characters would miss it).
+        for (index, scalars) in text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            var line = String(String.UnicodeScalarView(scalars))
+            if line.unicodeScalars.last == "\r" { line = String(String.UnicodeScalarView(line.unicodeScalars.dropLast())) }
             let trimmed = line.trimmingPrefix(while: { $0 == " " || $0 == "\t" })
             guard trimmed.hasPrefix("--") else {
                 if trimmed.isEmpty { continue } else { break }
@@ -58,17 +63,35 @@ public struct MigrationFile: Sendable {
         }
         self.transactional = transactional
 
-        let statements: [SQLStatement]
+        let script: SQLScript
         do {
-            statements = try SQLScanner(text).statements()
+            script = try SQLScript(text)
         } catch {
             let at = SourceLocation(file: fileName, text: text, offset: error.offset)
             throw .invalidFile(fileName, line: at.line, "\(error.message) (starts at column \(at.column))")
         }
-        guard !statements.isEmpty else { throw .invalidFile(fileName, line: nil, "the file holds no SQL statement") }
-        self.statements = statements
-        self.normalizedChecksum = Crypto.SHA256.hex(statements.map(\.normalized).joined(separator: ";\n"))
-        try checkTransactionRules()
+        guard !script.statements.isEmpty else { throw .invalidFile(fileName, line: nil, "the file holds no SQL statement") }
+        self.statements = script.statements
+        self.lineStarts = script.lineStarts
+        self.normalizedChecksum = Crypto.SHA256.hex(script.normalizedText)
+        try checkStatementRules()
+    }
+
+    /// The algorithm of `normalizedChecksum`: 2 = the server's own tokens (1 was the hand-written reading).
+    public static let normalizedChecksumVersion = 2
+
+    /// The normalised checksum as version 1 computed it, or nil when that reading of this file differs from the
+    /// server's (then a version 1 checksum says nothing about what the server runs).
+    public func legacyNormalizedChecksum() -> String? {
+        let scanner = SQLScanner(text)
+        guard let legacy = try? scanner.statements(), legacy.count == statements.count else { return nil }
+        for (old, statement) in zip(legacy, statements) {
+            let oldText = old.filter { !$0.isTrivia }.map(\.text).joined()
+            let newText = statement.significant.map(\.text).joined()
+            guard oldText == newText else { return nil }
+        }
+        guard let normalized = try? scanner.normalizedText() else { return nil }
+        return Crypto.SHA256.hex(normalized)
     }
 
     /// The statements' texts, in order, for plans and dry runs.
@@ -76,52 +99,28 @@ public struct MigrationFile: Sendable {
 
     /// The location of scalar `offset` in this file.
     public func location(ofOffset offset: Int) -> SourceLocation {
-        SourceLocation(file: fileName, text: text, offset: offset)
+        SourceLocation(file: fileName, lineStarts: lineStarts, offset: offset)
     }
 
-    /// Refuses transaction control in any file, and statements that cannot run in a transaction in a transactional file.
-    private func checkTransactionRules() throws(MigrationError) {
+    /// Refuses transaction control and statements that change how later ones are read, in any file, and statements
+    /// that cannot run in a transaction in a transactional file. Positions are computed only for the error.
+    private func checkStatementRules() throws(MigrationError) {
         for statement in statements {
-            let words = statement.leadingWords(4)
+            let kind = statement.kind
+            guard kind.controlsTransaction || kind.refusal != nil || (transactional && kind.needsNoTransaction != nil) else { continue }
             let at = location(ofOffset: statement.offset)
-            if Self.isTransactionControl(words) {
+            if kind.controlsTransaction {
+                let words = statement.leadingWords(2)
                 throw .invalidFile(fileName, line: at.line,
-                    "\"\(words.prefix(2).joined(separator: " "))\" controls the transaction; Steward runs each file in its own transaction (or none, with -- \(Self.noTransactionDirective)): remove it")
+                    "\"\(words.joined(separator: " "))\" controls the transaction; Steward runs each file in its own transaction (or none, with -- \(Self.noTransactionDirective)): remove it")
             }
-            if transactional, let what = Self.needsNoTransaction(statement) {
+            if let refusal = kind.refusal {
+                throw .invalidFile(fileName, line: at.line, refusal)
+            }
+            if let what = kind.needsNoTransaction {
                 throw .invalidFile(fileName, line: at.line,
                     "\(what) cannot run inside a transaction; put \"-- \(Self.noTransactionDirective)\" on the file's first line (and keep that file to statements that are safe to retry)")
             }
-        }
-    }
-
-    static func isTransactionControl(_ words: [String]) -> Bool {
-        guard let first = words.first else { return false }
-        switch first {
-        case "begin": return words.count < 2 || words[1] != "atomic"
-        case "start": return words.count > 1 && words[1] == "transaction"
-        case "commit", "end", "abort": return true
-        case "rollback": return !(words.count > 1 && words[1] == "to")
-        case "prepare": return words.count > 1 && words[1] == "transaction"
-        default: return false
-        }
-    }
-
-    /// A short name of the statement kind if it must run outside a transaction.
-    static func needsNoTransaction(_ statement: SQLStatement) -> String? {
-        let words = statement.significant.prefix(8).compactMap(\.keyword)
-        guard let first = words.first else { return nil }
-        let concurrently = words.contains("concurrently")
-        switch first {
-        case "create" where concurrently && words.contains("index"): return "CREATE INDEX CONCURRENTLY"
-        case "drop" where concurrently && words.contains("index"): return "DROP INDEX CONCURRENTLY"
-        case "reindex" where concurrently: return "REINDEX CONCURRENTLY"
-        case "alter" where words.prefix(4).contains("detach") && concurrently: return "DETACH PARTITION CONCURRENTLY"
-        case "vacuum": return "VACUUM"
-        case "create" where words.count > 1 && (words[1] == "database" || words[1] == "tablespace"): return "CREATE \(words[1].uppercased())"
-        case "drop" where words.count > 1 && (words[1] == "database" || words[1] == "tablespace"): return "DROP \(words[1].uppercased())"
-        case "alter" where words.count > 1 && words[1] == "system": return "ALTER SYSTEM"
-        default: return nil
         }
     }
 

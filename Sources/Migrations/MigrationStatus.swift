@@ -32,6 +32,16 @@ public struct MigrationStatus: Sendable {
     /// Things worth a warning that do not stop anything (cosmetic changes).
     public let warnings: [String]
 
+    /// True when the recorded normalised checksum matches the file's: `2:` rows against the server's tokens, bare
+    /// (version 1) rows against the old reading, and only when that reading agrees with the server's for this file.
+    static func differsOnlyInLayout(_ entry: HistoryStore.Entry, _ file: MigrationFile) -> Bool {
+        if entry.normalizedChecksum.contains(":") {
+            return entry.normalizedChecksum == HistoryStore.recordedNormalizedChecksum(file)
+        }
+        guard let legacy = file.legacyNormalizedChecksum() else { return false }
+        return entry.normalizedChecksum == legacy
+    }
+
     /// Compares `source` with `history`; out-of-order and missing files are problems unless allowed.
     public init(source: MigrationSource, history: [HistoryStore.Entry], allowOutOfOrder: Bool = false, allowMissing: Bool = false) {
         var items: [Item] = []
@@ -52,12 +62,15 @@ public struct MigrationStatus: Sendable {
             if entry.name != file.name { notes.append("recorded as \(entry.version)_\(entry.name).sql") }
             var state = MigrationStatus.State.applied
             if entry.checksum != file.checksum {
-                if entry.normalizedChecksum == file.normalizedChecksum {
+                if Self.differsOnlyInLayout(entry, file) {
                     notes.append("whitespace or comments changed since applied")
                     warnings.append("\(file.fileName) changed in whitespace or comments only since it was applied; accepted")
                 } else {
                     state = .changed
                     problems.append("\(file.fileName) was changed after it was applied on \(entry.appliedAt): recorded checksum \(entry.checksum.prefix(12)), file now \(file.checksum.prefix(12)); put the change in a new migration file instead")
+                    if !entry.normalizedChecksum.contains(":"), file.legacyNormalizedChecksum() == nil {
+                        notes.append("the earlier Steward that recorded it read this file differently from the server")
+                    }
                 }
             }
             items.append(Item(version: file.version, name: file.name, state: state, notes: notes, appliedAt: entry.appliedAt,

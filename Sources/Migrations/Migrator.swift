@@ -148,24 +148,77 @@ public struct Migrator {
 
     private func prepareSession(_ options: Options) throws {
         try connection.requireSessionState()
-        // One round trip for the three; client_connection_check_interval: a migrator killed mid-statement is
-        // noticed by the server (closed socket) and rolled back promptly.
+        try resetSession(options)
+    }
+
+    /// Puts the session back to its defaults and Steward's settings, so one file's `SET`, `SET ROLE` or
+    /// `SET SESSION AUTHORIZATION` cannot change how the next file is read or run. Each statement is its own message.
+    private func resetSession(_ options: Options) throws {
+        try connection.query("reset session authorization")
+        try connection.query("reset role")
+        try connection.query("reset all")
+        // One round trip for the five; client_connection_check_interval: a migrator killed mid-statement is
+        // noticed by the server (closed socket) and rolled back promptly. standard_conforming_strings on: the
+        // server reads strings as Steward's parser does, even where a database default says otherwise.
         try connection.query("""
             select set_config('lock_timeout', $1, false), set_config('statement_timeout', $2, false),
-                   set_config('client_connection_check_interval', '1s', false)
+                   set_config('client_connection_check_interval', '1s', false),
+                   set_config('standard_conforming_strings', 'on', false), set_config('client_encoding', 'UTF8', false)
             """, [options.lockTimeout, options.statementTimeout])
+    }
+
+    /// Runs one statement as its own extended-protocol message (the server refuses a message holding two), then
+    /// checks that the session is where the file's mode says it must be and still reads text as Steward does.
+    private func run(_ statement: SQLStatement, of file: MigrationFile, index: Int) throws {
+        try connection.query(statement.text)
+        let expected: Connection.TransactionStatus = file.transactional ? .inTransaction : .idle
+        let status = connection.transactionStatus
+        var problem: String?
+        if status != expected {
+            problem = file.transactional
+                ? "statement \(index + 1) ended Steward's transaction (\(status)); what ran before it may have been committed"
+                : "statement \(index + 1) left a transaction open (\(status)) in a file that runs outside one"
+        } else if connection.parameterStatus("standard_conforming_strings") != "on" {
+            problem = "statement \(index + 1) turned standard_conforming_strings off, which changes how the server reads every string after it"
+        } else if connection.parameterStatus("client_encoding") != "UTF8" {
+            problem = "statement \(index + 1) changed client_encoding, which changes how the server reads the bytes after it"
+        }
+        guard let problem else { return }
+        throw MigrationError.statementFailed(
+            file: file.fileName, location: file.location(ofOffset: statement.offset),
+            PostgresError(kind: .server, message: problem, statement: statement.text),
+            outcome: "Steward stopped at this statement and did not record \(file.fileName); later files were not tried. Check the database by hand before running again")
     }
 
     private func applyInTransaction(_ file: MigrationFile, history: HistoryStore, options: Options) throws {
         let started = MigrationLock.now()
+        try resetSession(options)
+        guard connection.transactionStatus == .idle else {
+            throw MigrationError.statementFailed(file: file.fileName, location: nil,
+                PostgresError(kind: .server, message: "the session is already inside a transaction (\(connection.transactionStatus))"),
+                outcome: "nothing from \(file.fileName) was run")
+        }
+        var current: SQLStatement?
         do {
             try connection.transaction { c in
-                try c.execute(file.text)
+                for (index, statement) in file.statements.enumerated() {
+                    current = statement
+                    try run(statement, of: file, index: index)
+                }
+                current = nil
+                // The history row is written as the migrating user, whatever role the file switched to.
+                try c.query("reset session authorization")
+                try c.query("reset role")
                 let ms = (MigrationLock.now() - started) * 1000
                 try history.record(file, durationMilliseconds: ms, method: "apply", stewardVersion: options.stewardVersion)
+                guard c.transactionStatus == .inTransaction else {
+                    throw MigrationError.statementFailed(file: file.fileName, location: nil,
+                        PostgresError(kind: .server, message: "the transaction ended before the file could be recorded (\(c.transactionStatus))"),
+                        outcome: "\(file.fileName) is not recorded; check the database by hand before running again")
+                }
             }
         } catch let error as PostgresError {
-            let location = error.position.map { file.location(ofOffset: $0 - 1) }
+            let location = current.map { statement in file.location(ofOffset: statement.offset + (error.position ?? 1) - 1) }
             let outcome = error.kind == .connectionLost
                 ? "the connection to the server was lost while applying \(file.fileName) (a restart, failover or network cut): the file and its "
                   + "history row commit together, so it is either wholly applied or not at all, and the next run sees which; run again once the server is back"
@@ -176,9 +229,10 @@ public struct Migrator {
 
     private func applyStatementByStatement(_ file: MigrationFile, history: HistoryStore, options: Options) throws {
         let started = MigrationLock.now()
+        try resetSession(options)
         for (index, statement) in file.statements.enumerated() {
             do {
-                try connection.execute(statement.text)
+                try run(statement, of: file, index: index)
             } catch let error as PostgresError {
                 let location = file.location(ofOffset: statement.offset + (error.position ?? 1) - 1)
                 var outcome = "\(file.fileName) runs outside a transaction: statements 1–\(index) of it ran and stay; it is not recorded, so the next run starts it again (keep such files safe to retry)"
@@ -190,6 +244,7 @@ public struct Migrator {
             }
         }
         let ms = (MigrationLock.now() - started) * 1000
+        try resetSession(options)
         try connection.transaction { _ in
             try history.record(file, durationMilliseconds: ms, method: "apply", stewardVersion: options.stewardVersion)
         }

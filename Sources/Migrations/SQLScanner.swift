@@ -1,5 +1,5 @@
-/// Splits SQL text into tokens and statements the way the server will read them:
-/// quotes, dollar quotes, nested comments and `BEGIN ATOMIC … END` bodies keep their semicolons.
+/// The hand-written SQL reading of earlier Steward versions, kept only to recompute the normalised checksums they
+/// recorded (`normalized_checksum_version` 1). Statements are split and run by the server's own parser (`SQLScript`).
 struct SQLScanner {
     /// Why a text could not be scanned, with the scalar offset where the problem starts.
     struct Failure: Error, Sendable {
@@ -65,14 +65,14 @@ struct SQLScanner {
         return tokens
     }
 
-    /// The statements, split at top-level semicolons; empty statements are dropped.
-    func statements() throws(Failure) -> [SQLStatement] {
-        var statements: [SQLStatement] = []
+    /// The statements' tokens, split at top-level semicolons; empty statements are dropped.
+    func statements() throws(Failure) -> [[SQLToken]] {
+        var statements: [[SQLToken]] = []
         var current: [SQLToken] = []
         var atomicDepth = 0
         var previousWord: String?
         func flush() {
-            if current.contains(where: { !$0.isTrivia }) { statements.append(SQLStatement(tokens: current)) }
+            if current.contains(where: { !$0.isTrivia }) { statements.append(current) }
             current = []
             atomicDepth = 0
             previousWord = nil
@@ -91,6 +91,11 @@ struct SQLScanner {
         }
         flush()
         return statements
+    }
+
+    /// The normalised text version 1 took its checksum over: significant tokens joined by a space, statements by `;\n`.
+    func normalizedText() throws(Failure) -> String {
+        try statements().map { $0.filter { !$0.isTrivia }.map(\.text).joined(separator: " ") }.joined(separator: ";\n")
     }
 
     private func peek(_ i: Int) -> Unicode.Scalar? { i < scalars.count ? scalars[i] : nil }

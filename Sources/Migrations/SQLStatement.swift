@@ -1,21 +1,20 @@
-/// One statement of a migration file, as the server will receive it.
+import SQLParser
+
+/// One statement of a migration file, exactly as the server's parser delimits it; sent to the server on its own.
 struct SQLStatement: Sendable {
-    /// All tokens, trivia included.
-    let tokens: [SQLToken]
+    /// The statement text from its first significant token to its last (comments inside it kept).
+    let text: String
+    /// Scalar offset of `text` in the file.
+    let offset: Int
+    /// What the server's parse tree says the statement is.
+    let kind: StatementKind
+
+    /// All tokens as the server's lexer reads them, whitespace between them included; offsets are in the file.
+    /// Read on demand (adopt and verify), not kept for every statement of a file.
+    var tokens: [SQLToken] { SQLToken.lex(text, startingAt: offset) }
 
     /// Tokens without whitespace and comments.
     var significant: [SQLToken] { tokens.filter { !$0.isTrivia } }
-
-    /// The statement text from its first significant token to its last.
-    var text: String {
-        let sig = significant
-        guard let first = sig.first, let last = sig.last,
-              let from = tokens.firstIndex(of: first), let to = tokens.lastIndex(of: last) else { return "" }
-        return tokens[from...to].map(\.text).joined()
-    }
-
-    /// Scalar offset of the first significant token in the file.
-    var offset: Int { significant.first?.offset ?? tokens.first?.offset ?? 0 }
 
     /// The first `count` keywords, lowercased (non-words end the list).
     func leadingWords(_ count: Int) -> [String] {
@@ -26,7 +25,4 @@ struct SQLStatement: Sendable {
         }
         return words
     }
-
-    /// Whitespace and comments folded away: equal for statements that differ only in layout.
-    var normalized: String { significant.map(\.text).joined(separator: " ") }
 }

@@ -17,5 +17,17 @@ public struct SourceLocation: Sendable, Equatable, CustomStringConvertible {
         self.column = column
     }
 
+    /// The location of scalar `offset` given the scalar offsets where each line starts (ascending, first 0).
+    init(file: String, lineStarts: [Int], offset: Int) {
+        var low = 0, high = lineStarts.count - 1
+        while low < high {
+            let mid = (low + high + 1) / 2
+            if lineStarts[mid] <= offset { low = mid } else { high = mid - 1 }
+        }
+        self.file = file
+        self.line = low + 1
+        self.column = offset - (lineStarts.isEmpty ? 0 : lineStarts[low]) + 1
+    }
+
     public var description: String { "\(file):\(line):\(column)" }
 }

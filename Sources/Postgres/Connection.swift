@@ -48,6 +48,28 @@ public final class Connection {
     /// The server version as a number (`150018` for 15.18).
     public var serverVersion: Int { Int(PQserverVersion(handle)) }
 
+    /// Where the session stands between statements, as libpq tracks it (`PQtransactionStatus`).
+    public enum TransactionStatus: Sendable, Equatable {
+        /// No transaction open.
+        case idle
+        /// Inside a transaction block that has not failed.
+        case inTransaction
+        /// Inside a transaction block that failed and must be rolled back.
+        case failedTransaction
+        /// A command is in progress, or the connection is bad.
+        case unknown
+    }
+
+    /// The transaction status after the last statement.
+    public var transactionStatus: TransactionStatus {
+        switch PQtransactionStatus(handle) {
+        case PQTRANS_IDLE: .idle
+        case PQTRANS_INTRANS: .inTransaction
+        case PQTRANS_INERROR: .failedTransaction
+        default: .unknown
+        }
+    }
+
     /// A handle that cancels this connection's running statement from another thread.
     public func makeCanceller() -> Canceller? { Canceller(handle) }
 
