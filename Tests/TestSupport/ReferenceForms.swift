@@ -1,18 +1,5 @@
 import Foundation
 
-/// A small seeded generator (SplitMix64): the same seed gives the same cases, so a failure can be replayed.
-public struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    public init(seed: UInt64) { state = seed }
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// Generated object names and the references real apps store for them (every form the orphan cleanup must
 /// recognise), for property tests that try to make a referenced object a candidate.
 public struct ReferenceForms {
