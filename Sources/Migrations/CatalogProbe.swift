@@ -53,12 +53,26 @@ struct CatalogProbe {
             checks.append(fileChecks)
             failures.append(fileFailures)
         }
+        // A function that a later file defines again (`create or replace`) is compared as the last file leaves it.
+        var lastDefinition: [String: (file: Int, check: Int)] = [:]
+        for (fileIndex, fileChecks) in checks.enumerated() {
+            for (checkIndex, check) in fileChecks.enumerated() {
+                if case .function(let live, let probeOID, _) = check {
+                    lastDefinition[try functionKey(live: live, probeOID: probeOID)] = (fileIndex, checkIndex)
+                }
+            }
+        }
         var results: [FileResult] = []
         for (index, file) in files.enumerated() {
             var present = 0, absent = 0
             var differences = failures[index]
             var missing: [String] = []
-            for check in checks[index] {
+            for (checkIndex, check) in checks[index].enumerated() {
+                if case .function(let live, let probeOID, _) = check,
+                   let last = lastDefinition[try functionKey(live: live, probeOID: probeOID)], last != (index, checkIndex) {
+                    present += 1
+                    continue
+                }
                 let outcome = try evaluate(check, state: state)
                 if let gone = outcome.missing { absent += 1; missing.append(gone) } else { present += 1 }
                 differences += outcome.differences
@@ -68,6 +82,12 @@ struct CatalogProbe {
             results.append(FileResult(file: file, presence: presence, differences: differences, missing: missing))
         }
         return results
+    }
+
+    /// The function's live name with its argument types, the same for every file that defines it.
+    private func functionKey(live: String, probeOID: Int) throws -> String {
+        let types = try connection.query("select oidvectortypes(proargtypes) from pg_proc where oid = $1", [probeOID]).rows[0].decode(String.self, at: 0)
+        return "\(live.lowercased())(\(types))"
     }
 
     // MARK: - Running statements under probe names
@@ -282,7 +302,8 @@ struct CatalogProbe {
             return Outcome(differences: differences)
 
         case .function(let live, let probeOID, _):
-            let arguments = try connection.query("select pg_get_function_identity_arguments($1)", [probeOID]).rows[0].decode(String.self, at: 0)
+            // Argument types only: to_regprocedure refuses argument names (`f(value text)` is a syntax error).
+            let arguments = try connection.query("select oidvectortypes(proargtypes) from pg_proc where oid = $1", [probeOID]).rows[0].decode(String.self, at: 0)
             let signature = "\(live)(\(arguments))"
             guard let liveOID = try connection.query("select to_regprocedure($1)::oid::int8", [signature]).rows[0].decode(Int?.self, at: 0) else {
                 return Outcome(missing: "function \(signature)")

@@ -1,3 +1,4 @@
+import Foundation
 import Migrations
 import Postgres
 import Testing
@@ -113,6 +114,27 @@ struct AdoptTests {
             let report = try Verifier(connection: db.connect(), source: MigrationSource(directory: TestEnvironment.migrationsDirectory)).verify()
             #expect(report.differences.contains { $0.contains("SECURITY DEFINER differs: live no, files yes") })
             #expect(report.differences.contains { $0.contains("body differs") })
+        }
+    }
+
+    @Test("verify compares a function that a later file defines again as the last file leaves it, named arguments too")
+    func verifyRedefinedFunction() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("steward-redefined-\(UInt64.random(in: 0...UInt64.max))").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try "create function public.greeting(who text, times int) returns text language sql immutable as $$ select repeat('hi ' || who, times) $$;\n"
+            .write(toFile: folder + "/0001_greeting.sql", atomically: true, encoding: .utf8)
+        try "create or replace function public.greeting(who text, times int) returns text language sql immutable as $$ select repeat('hello ' || who, times) $$;\n"
+            .write(toFile: folder + "/0002_greeting_hello.sql", atomically: true, encoding: .utf8)
+        try withTestDatabase { db in
+            _ = try migrate(db, folder)
+            let clean = try Verifier(connection: db.connect(), source: MigrationSource(directory: folder)).verify()
+            #expect(clean.differences.isEmpty, "\(clean.differences)")
+            try db.connect().execute("create or replace function public.greeting(who text, times int) returns text language sql immutable as $$ select 'changed' $$")
+            let changed = try Verifier(connection: db.connect(), source: MigrationSource(directory: folder)).verify()
+            #expect(changed.differences.count == 1, "\(changed.differences)")
+            #expect(changed.differences.first?.hasPrefix("0002_greeting_hello.sql: function public.greeting(text, integer): body differs") == true,
+                    "\(changed.differences)")
         }
     }
 }

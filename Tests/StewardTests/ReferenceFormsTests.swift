@@ -216,7 +216,7 @@ struct ReferenceFormsTests {
 
     @Test("the installed trigger's copy of the definition is Steward's, byte for byte")
     func oneDefinition() throws {
-        let text = try String(contentsOfFile: TestEnvironment.root + "/sql/optional/avatar-integrity/1201_avatar_object_exists.sql", encoding: .utf8)
+        let text = try String(contentsOfFile: TestEnvironment.root + "/sql/optional/avatar-integrity/1202_avatar_reference_definition.sql", encoding: .utf8)
         let bodies = text.components(separatedBy: "$body$")
         #expect(bodies.count == 5, "two functions quoted with $body$")
         #expect(bodies.count == 5 && bodies[1] == ObjectReference.namesFunctionBody, "steward.reference_names differs from ObjectReference.namesFunctionBody")
