@@ -1,0 +1,114 @@
+import Synchronization
+
+/// Every secret this process has loaded (passwords, service keys, tokens, client secrets, private keys), and the
+/// one place that removes them from outside text (libpq messages, peer answers) before it is printed, logged or stored.
+public enum SecretRedactor {
+    /// What replaces a secret.
+    public static let mask = "***"
+
+    private static let known = Mutex<[String]>([])
+
+    /// Remembers `secret` in every form it may come back in: as given, percent-decoded, percent-encoded
+    /// (upper- and lower-case hex, `+` for space), JSON-escaped and conninfo-escaped. Empty text is ignored.
+    public static func register(_ secret: String) {
+        let forms = variants(of: secret)
+        guard !forms.isEmpty else { return }
+        known.withLock { list in
+            for form in forms where !list.contains(form) { list.append(form) }
+            list.sort { $0.utf8.count > $1.utf8.count }
+        }
+    }
+
+    /// `text` with every known secret form replaced by `***` (longest first, byte for byte).
+    public static func redact(_ text: String) -> String {
+        let forms = known.withLock { $0 }
+        guard !forms.isEmpty else { return text }
+        var bytes = Array(text.utf8)
+        var changed = false
+        for form in forms {
+            let needle = Array(form.utf8)
+            guard !needle.isEmpty, needle.count <= bytes.count else { continue }
+            var out: [UInt8] = []
+            out.reserveCapacity(bytes.count)
+            var i = 0
+            var found = false
+            while i < bytes.count {
+                if bytes[i] == needle[0], i + needle.count <= bytes.count, bytes[i..<(i + needle.count)].elementsEqual(needle) {
+                    out += mask.utf8
+                    i += needle.count
+                    found = true
+                } else {
+                    out.append(bytes[i])
+                    i += 1
+                }
+            }
+            if found { bytes = out; changed = true }
+        }
+        return changed ? String(decoding: bytes, as: UTF8.self) : text
+    }
+
+    /// True when `text` holds a known secret in any registered form.
+    public static func containsSecret(_ text: String) -> Bool { redact(text) != text }
+
+    /// The forms `secret` may appear in; see `register`.
+    public static func variants(of secret: String) -> [String] {
+        guard !secret.isEmpty else { return [] }
+        var forms: Set<String> = [secret]
+        if let decoded = percentDecoded(secret) { forms.insert(decoded) }
+        for form in Array(forms) {
+            forms.insert(percentEncoded(form, upper: true, plusForSpace: false))
+            forms.insert(percentEncoded(form, upper: false, plusForSpace: false))
+            forms.insert(percentEncoded(form, upper: true, plusForSpace: true))
+            let json = JSONText.quote(form)
+            forms.insert(String(json.dropFirst().dropLast()))
+            forms.insert(form.replacing("\\", with: "\\\\").replacing("'", with: "\\'"))
+        }
+        // Lines of a multi-line secret (a PEM key) each count on their own.
+        for line in secret.split(whereSeparator: \.isNewline) where line.utf8.count >= 16 { forms.insert(String(line)) }
+        return forms.filter { !$0.isEmpty }.sorted { $0.utf8.count > $1.utf8.count }
+    }
+
+    /// `%XX` sequences decoded, or nil when there are none, one is malformed, or the bytes are not UTF-8.
+    public static func percentDecoded(_ text: String) -> String? {
+        guard text.utf8.contains(UInt8(ascii: "%")) else { return nil }
+        var out: [UInt8] = []
+        var bytes = Array(text.utf8)[...]
+        while let byte = bytes.popFirst() {
+            if byte == UInt8(ascii: "%") {
+                guard bytes.count >= 2, let high = hexValue(bytes[bytes.startIndex]), let low = hexValue(bytes[bytes.startIndex + 1]) else { return nil }
+                out.append(high << 4 | low)
+                bytes = bytes.dropFirst(2)
+            } else {
+                out.append(byte)
+            }
+        }
+        return String(validating: out, as: UTF8.self)
+    }
+
+    /// Every byte outside `A-Z a-z 0-9 - . _ ~` as `%XX`.
+    public static func percentEncoded(_ text: String, upper: Bool = true, plusForSpace: Bool = false) -> String {
+        var out = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            case UInt8(ascii: " ") where plusForSpace:
+                out += "+"
+            default:
+                let hex = String(byte, radix: 16, uppercase: upper)
+                out += "%" + (hex.count == 1 ? "0" : "") + hex
+            }
+        }
+        return out
+    }
+
+    static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}
