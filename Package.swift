@@ -19,16 +19,11 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
-        .systemLibrary(
-            name: "CInih",
-            pkgConfig: "inih",
-            providers: [.apt(["libinih-dev"])]
-        ),
 
         // One thin Swift layer over each C library; nothing above them imports C.
         .target(name: "Postgres", dependencies: ["CPostgres", "Logging"]),
         .target(name: "Crypto", dependencies: ["COpenSSL"]),
-        .target(name: "Config", dependencies: ["CInih"]),
+        .target(name: "Config", dependencies: ["Logging"]),
         .target(name: "HTTP", dependencies: ["CCurl"]),
 
         // Concerns of Steward itself.

@@ -40,6 +40,7 @@ struct CommandContext {
         }
         var config = try StewardConfig.load(path: arguments.value("config"), environment: environment)
         overrides(&config)
+        try config.validate()
         guard let level = LogLevel(name: config.logLevel) else {
             throw UsageError(command: spec.name, message: "--log-level must be debug, info, notice, warning or error")
         }

@@ -31,7 +31,9 @@ enum CtlCommand: StewardCommand {
             throw UsageError(command: spec.name, message: "name a command: status, jobs, history, run, pause, resume, migrations, verify, reload, metrics, help")
         }
         let line = (context.arguments.positionals + (context.arguments.flag("dry-run") ? ["--dry-run"] : [])).joined(separator: " ")
-        let timeout = Double(context.arguments.value("timeout") ?? "600") ?? 600
+        guard let timeout = ConfigNumber.seconds(context.arguments.value("timeout") ?? "600", in: 1...ConfigNumber.maximumSeconds) else {
+            throw UsageError(command: spec.name, message: "--timeout takes a number of seconds from 1 to \(Int(ConfigNumber.maximumSeconds))")
+        }
         let path = context.config.controlSocket
         let reply: String
         do {
