@@ -7,7 +7,11 @@ import Logging
 /// Everything Steward reads from `steward.ini`, the environment and flags (flags beat environment beats file).
 public struct StewardConfig: Sendable {
     /// `[database]`
-    public var databaseURL: String?
+    public var databaseURL: String? {
+        didSet { databaseURLOrigin = nil }
+    }
+    /// Where `databaseURL` came from when not from the file (`--database-url`, `STEWARD_DATABASE_URL`), for messages.
+    public var databaseURLOrigin: String?
     /// File holding the database password (must not be readable by group or others).
     public var databasePasswordFile: String?
     public var connectTimeoutSeconds = 10
@@ -81,7 +85,10 @@ public struct StewardConfig: Sendable {
                 config.lines["[\(entry.section)] \(entry.key)"] = entry.line
             }
         }
-        if let url = environment["STEWARD_DATABASE_URL"], !url.isEmpty { config.databaseURL = url }
+        if let url = environment["STEWARD_DATABASE_URL"], !url.isEmpty {
+            config.databaseURL = url
+            config.databaseURLOrigin = "STEWARD_DATABASE_URL"
+        }
         if let dir = environment["STEWARD_MIGRATIONS_DIR"], !dir.isEmpty { config.migrationsDirectory = dir }
         if let level = environment["STEWARD_LOG_LEVEL"], !level.isEmpty { config.logLevel = level }
         if let socket = environment["STEWARD_CONTROL_SOCKET"], !socket.isEmpty { config.controlSocket = socket }
@@ -217,6 +224,12 @@ public struct StewardConfig: Sendable {
             guard let value else { continue }
             try Self.checkSecretName(value, file: sourceFile ?? "(flags and environment)", line: lines[key] ?? 0, key: key)
         }
+    }
+
+    /// The place to name in a message about the database URL: the variable or flag, else file:line and key.
+    public func databaseURLError(_ message: String) -> ConfigError {
+        if let origin = databaseURLOrigin { return ConfigError(file: origin, message: message) }
+        return ConfigError(file: sourceFile ?? "(no config file)", line: lines["[database] url"], key: "[database] url", message: message)
     }
 
     /// Every secret file the configuration names: key, path as written, and what it holds.
