@@ -69,7 +69,7 @@ public struct INIFile: Sendable {
                 let header = Self.strippingComment(trimmed)
                 guard header.hasSuffix("]"), header.count > 2 else { throw fail("a [section] header must end with ]") }
                 let name = Self.trimmed(header.dropFirst().dropLast())
-                guard !name.isEmpty, !name.contains("["), !name.contains("]") else { throw fail("not a valid [section] name") }
+                guard !name.isEmpty, !name.contains(where: { $0 == "[" || $0 == "]" }) else { throw fail("not a valid [section] name") }
                 section = String(name)
                 continue
             }

@@ -18,7 +18,7 @@ public enum SecretFile {
             return given
         }
         let name = String(given.dropFirst("credential:".count))
-        guard !name.isEmpty, name != ".", name != "..", !name.contains("/"), !name.utf8.contains(0) else {
+        guard !name.isEmpty, name != ".", name != "..", !name.utf8.contains(UInt8(ascii: "/")), !name.utf8.contains(0) else {
             throw ConfigError(file: given, message: "the \(what) names a systemd credential, but \"\(name)\" is not a plain credential name (no /, not . or ..)")
         }
         let directory = environment?["CREDENTIALS_DIRECTORY"] ?? getenv("CREDENTIALS_DIRECTORY").map { String(cString: $0) }

@@ -76,9 +76,17 @@ public struct StewardConfig: Sendable {
 
     /// Loads `path` (if given), then applies `STEWARD_*` variables from `environment`.
     public static func load(path: String?, environment: [String: String]) throws(ConfigError) -> StewardConfig {
+        try load(path: path, file: path.map { p throws(ConfigError) in try INIFile(path: p) }, environment: environment)
+    }
+
+    /// Reads `bytes` as the file at `path` would be read, then applies `environment` (for tests and fuzzing).
+    public static func parse(path: String, bytes: [UInt8], environment: [String: String] = [:]) throws(ConfigError) -> StewardConfig {
+        try load(path: path, file: try INIFile(path: path, bytes: bytes), environment: environment)
+    }
+
+    static func load(path: String?, file: INIFile?, environment: [String: String]) throws(ConfigError) -> StewardConfig {
         var config = StewardConfig()
-        if let path {
-            let file = try INIFile(path: path)
+        if let path, let file {
             config.sourceFile = path
             for entry in file.entries {
                 try config.apply(entry, file: path)

@@ -21,7 +21,7 @@ public enum URLCheck {
     /// The host of the authority at the start of `rest` (after the scheme), lower-cased, brackets kept for IPv6.
     static func host(of rest: Substring) -> String? {
         let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-        guard !authority.contains("@") else { return nil }
+        guard !authority.utf8.contains(UInt8(ascii: "@")) else { return nil }
         if authority.hasPrefix("[") {
             guard let close = authority.firstIndex(of: "]") else { return nil }
             let after = authority[authority.index(after: close)...]

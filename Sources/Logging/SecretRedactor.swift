@@ -21,7 +21,11 @@ public enum SecretRedactor {
 
     /// `text` with every known secret form replaced by `***` (longest first, byte for byte).
     public static func redact(_ text: String) -> String {
-        let forms = known.withLock { $0 }
+        redact(text, removing: known.withLock { $0 })
+    }
+
+    /// `text` with each of `forms` replaced by `***`, in the order given (pass longest first), byte for byte.
+    public static func redact(_ text: String, removing forms: [String]) -> String {
         guard !forms.isEmpty else { return text }
         var bytes = Array(text.utf8)
         var changed = false
@@ -45,6 +49,14 @@ public enum SecretRedactor {
             if found { bytes = out; changed = true }
         }
         return changed ? String(decoding: bytes, as: UTF8.self) : text
+    }
+
+    /// True when `needle`'s bytes occur in `haystack` (byte for byte; Foundation's `contains` stops at NUL on Linux).
+    public static func occurs(_ needle: String, in haystack: String) -> Bool {
+        let n = Array(needle.utf8), h = Array(haystack.utf8)
+        guard !n.isEmpty, n.count <= h.count else { return n.isEmpty }
+        for start in 0...(h.count - n.count) where h[start] == n[0] && h[start..<(start + n.count)].elementsEqual(n) { return true }
+        return false
     }
 
     /// True when `text` holds a known secret in any registered form.

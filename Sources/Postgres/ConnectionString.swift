@@ -49,7 +49,7 @@ public struct ConnectionString: Sendable, CustomStringConvertible {
                 let hex = String(byte, radix: 16, uppercase: true)
                 return "%" + (hex.count == 1 ? "0" + hex : hex)
             }.joined()
-            text += (text.contains("?") ? "&" : "?") + "password=" + encoded
+            text += (text.utf8.contains(UInt8(ascii: "?")) ? "&" : "?") + "password=" + encoded
         } else {
             text += " password='\(escaped)'"
         }

@@ -28,9 +28,9 @@ enum ConnectionStringSyntax {
         }
         if let words = try? conninfoWords(text) {
             for (key, value) in words where key == "password" { found.append(value) }
-        } else if let range = text.range(of: "password") {
+        } else if let start = byteOffset(of: "password", in: text) {
             // Unparsable conninfo: everything after `password=` up to the end may be the password.
-            let after = text[range.upperBound...].drop { $0 == " " || $0 == "=" || $0 == "'" }
+            let after = Substring(text.utf8.dropFirst(start + 8)).drop { $0 == " " || $0 == "=" || $0 == "'" }
             found.append(String(after))
         }
         return found.filter { !$0.isEmpty }
@@ -47,13 +47,13 @@ enum ConnectionStringSyntax {
         if lower.hasPrefix("postgresql:") || lower.hasPrefix("postgres:") {
             return "a database URL starts with postgresql:// (lower case, two slashes)"
         }
-        if text.contains("://") { return "a database URL starts with postgresql://" }
+        if byteOffset(of: "://", in: text) != nil { return "a database URL starts with postgresql://" }
         do { _ = try conninfoWords(text) } catch { return error.message }
         return nil
     }
 
     static func urlProblem(_ text: String) -> String? {
-        if text.contains(" ") { return "a database URL may not hold spaces; write a space in the password or a value as %20" }
+        if text.utf8.contains(UInt8(ascii: " ")) { return "a database URL may not hold spaces; write a space in the password or a value as %20" }
         var bytes = Array(text.utf8)[...]
         var position = 0
         while let byte = bytes.popFirst() {
@@ -71,7 +71,7 @@ enum ConnectionStringSyntax {
         let authorityEnd = afterScheme.firstIndex { $0 == "/" || $0 == "?" } ?? afterScheme.endIndex
         let authority = afterScheme[..<authorityEnd]
         let hosts = authority.lastIndex(of: "@").map { authority[authority.index(after: $0)...] } ?? authority
-        if hosts.contains("@") || authority.filter({ $0 == "@" }).count > 1 {
+        if hosts.utf8.contains(UInt8(ascii: "@")) || authority.filter({ $0 == "@" }).count > 1 {
             return "the database URL has more than one @ before the host (write an @ in the password as %40)"
         }
         var open = false
@@ -131,6 +131,13 @@ enum ConnectionStringSyntax {
             words.append((String(key), String(value)))
         }
         return words
+    }
+
+    /// The byte offset of `needle` in `text`, compared byte for byte (Foundation's search stops at NUL on Linux).
+    static func byteOffset(of needle: String, in text: String) -> Int? {
+        let n = Array(needle.utf8), h = Array(text.utf8)
+        guard !n.isEmpty, n.count <= h.count else { return nil }
+        return (0...(h.count - n.count)).first { h[$0..<($0 + n.count)].elementsEqual(n) }
     }
 
     static func isHex(_ byte: UInt8) -> Bool {
