@@ -53,7 +53,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["Postgres", "Logging", "HTTP", "Storage"], path: "Tests/TestSupport"),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestSupport"]),
         .testTarget(name: "MigrationsTests", dependencies: ["Migrations", "Postgres", "TestSupport"]),
-        .testTarget(name: "ConfigTests", dependencies: ["Config", "CLI", "Logging", "Scheduler", "Control", "TestSupport"]),
+        .testTarget(name: "ConfigTests", dependencies: ["Config", "CLI", "Jobs", "Logging", "Scheduler", "Control", "TestSupport"]),
         .testTarget(name: "SchedulerTests", dependencies: ["Scheduler"]),
         .testTarget(name: "UsernamesTests", dependencies: ["Usernames"]),
         .testTarget(name: "StewardTests", dependencies: ["Postgres", "Storage", "TestSupport", "steward"]),

@@ -1,3 +1,5 @@
+import Logging
+
 /// An INI file read strictly: `[section]` headers and `key = value` lines, each entry with its line number.
 ///
 /// Comments are lines starting with `;` or `#`, and ` ;` after a value. Every other line must be a header or
@@ -57,8 +59,8 @@ public struct INIFile: Sendable {
             if lineBytes.last == 0x0D { lineBytes = lineBytes.dropLast() }
             func fail(_ message: String) -> ConfigError { ConfigError(file: path, line: number, message: message) }
             guard let line = String(validating: lineBytes, as: UTF8.self) else { throw fail("not valid UTF-8") }
-            if line.unicodeScalars.contains(where: { ($0.value < 0x20 && $0 != "\t") || (0x7F...0x9F).contains($0.value) || $0.value == 0x2028 || $0.value == 0x2029 }) {
-                throw fail("holds a control character (only tab is allowed inside a line)")
+            if line.unicodeScalars.contains(where: { $0 != "\t" && LogText.needsEscape($0) }) {
+                throw fail("holds a control character, line separator, bidi override or BOM (only tab is allowed inside a line)")
             }
             let trimmed = Self.trimmed(Substring(line))
             if trimmed.isEmpty || trimmed.hasPrefix(";") || trimmed.hasPrefix("#") { continue }
@@ -69,7 +71,7 @@ public struct INIFile: Sendable {
                 let header = Self.strippingComment(trimmed)
                 guard header.hasSuffix("]"), header.count > 2 else { throw fail("a [section] header must end with ]") }
                 let name = Self.trimmed(header.dropFirst().dropLast())
-                guard !name.isEmpty, !name.contains(where: { $0 == "[" || $0 == "]" }) else { throw fail("not a valid [section] name") }
+                guard !name.isEmpty, !name.contains(where: { $0 == "[" || $0 == "]" || $0 == " " || $0 == "\t" }) else { throw fail("not a valid [section] name") }
                 section = String(name)
                 continue
             }
