@@ -13,7 +13,11 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     _ = try? CronExpression(schedule)
     if let parsed = try? Schedule(schedule, timeZone: zone) {
         var date = Date(timeIntervalSince1970: 1_764_547_200)
-        for _ in 0..<3 { date = parsed.next(after: date) }
+        for _ in 0..<3 {
+            let next = parsed.next(after: date)
+            if next <= date { fatalError("an accepted schedule gave a slot that is not later") }
+            date = next
+        }
         _ = parsed.description
     }
     return 0
