@@ -6,47 +6,67 @@ public enum SecretRedactor {
     /// What replaces a secret.
     public static let mask = "***"
 
-    private static let known = Mutex<[String]>([])
+    /// The registered forms, longest first, and the same as a set for quick duplicate checks.
+    private struct Known: Sendable {
+        var forms: [[UInt8]] = []
+        var seen: Set<[UInt8]> = []
+    }
+
+    private static let known = Mutex(Known())
 
     /// Remembers `secret` in every form it may come back in: as given, percent-decoded, percent-encoded
     /// (upper- and lower-case hex, `+` for space), JSON-escaped and conninfo-escaped. Empty text is ignored.
     public static func register(_ secret: String) {
         let forms = variants(of: secret)
         guard !forms.isEmpty else { return }
-        known.withLock { list in
-            for form in forms where !list.contains(form) { list.append(form) }
-            list.sort { $0.utf8.count > $1.utf8.count }
+        known.withLock { known in
+            var added = false
+            for form in forms.map({ Array($0.utf8) }) where known.seen.insert(form).inserted {
+                known.forms.append(form)
+                added = true
+            }
+            if added { known.forms.sort { $0.count > $1.count } }
         }
     }
 
     /// `text` with every known secret form replaced by `***` (longest first, byte for byte).
     public static func redact(_ text: String) -> String {
-        redact(text, removing: known.withLock { $0 })
+        redact(text, removingBytes: known.withLock { $0.forms })
     }
 
     /// `text` with each of `forms` replaced by `***`, in the order given (pass longest first), byte for byte.
     public static func redact(_ text: String, removing forms: [String]) -> String {
-        guard !forms.isEmpty else { return text }
+        redact(text, removingBytes: forms.map { Array($0.utf8) })
+    }
+
+    static func redact(_ text: String, removingBytes forms: [[UInt8]]) -> String {
+        guard !forms.isEmpty, !text.isEmpty else { return text }
         var bytes = Array(text.utf8)
+        var present = [Bool](repeating: false, count: 256)
+        for byte in bytes { present[Int(byte)] = true }
         var changed = false
-        for form in forms {
-            let needle = Array(form.utf8)
-            guard !needle.isEmpty, needle.count <= bytes.count else { continue }
+        for needle in forms {
+            guard let first = needle.first, present[Int(first)], needle.count <= bytes.count else { continue }
             var out: [UInt8] = []
-            out.reserveCapacity(bytes.count)
             var i = 0
             var found = false
             while i < bytes.count {
-                if bytes[i] == needle[0], i + needle.count <= bytes.count, bytes[i..<(i + needle.count)].elementsEqual(needle) {
+                if bytes[i] == first, i + needle.count <= bytes.count, bytes[i..<(i + needle.count)].elementsEqual(needle) {
+                    if !found { out.reserveCapacity(bytes.count); out += bytes[..<i] }
                     out += mask.utf8
                     i += needle.count
                     found = true
                 } else {
-                    out.append(bytes[i])
+                    if found { out.append(bytes[i]) }
                     i += 1
                 }
             }
-            if found { bytes = out; changed = true }
+            if found {
+                bytes = out
+                changed = true
+                present = [Bool](repeating: false, count: 256)
+                for byte in bytes { present[Int(byte)] = true }
+            }
         }
         return changed ? String(decoding: bytes, as: UTF8.self) : text
     }

@@ -74,7 +74,8 @@ public struct ConnectionString: Sendable, CustomStringConvertible {
         if let port { text += ":\(port)" }
         text += "/" + (database ?? "")
         if let sslMode { text += "?sslmode=" + sslMode }
-        return text
+        // A password libpq read into another field (a slip in the string) is masked here too.
+        return SecretRedactor.redact(text)
     }
 }
 

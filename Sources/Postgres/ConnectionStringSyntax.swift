@@ -26,6 +26,17 @@ enum ConnectionStringSyntax {
                 }
             }
         }
+        // `password=` anywhere (a query, a mistyped path, a word libpq reads as another key's value): up to the next separator.
+        let bytes = Array(text.utf8)
+        let needle = Array("password".utf8)
+        var start = 0
+        while start + needle.count <= bytes.count {
+            guard bytes[start..<(start + needle.count)].map({ $0 | 0x20 }).elementsEqual(needle) else { start += 1; continue }
+            var rest = bytes[(start + needle.count)...].drop { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "=") || $0 == UInt8(ascii: "'") }
+            rest = rest.prefix { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "&") && $0 != UInt8(ascii: "'") && $0 != UInt8(ascii: "#") }
+            if let candidate = String(validating: rest, as: UTF8.self), candidate.utf8.count >= 2 { found.append(candidate) }
+            start += needle.count
+        }
         if let words = try? conninfoWords(text) {
             for (key, value) in words where key == "password" { found.append(value) }
         } else if let start = byteOffset(of: "password", in: text) {
@@ -73,6 +84,10 @@ enum ConnectionStringSyntax {
         let hosts = authority.lastIndex(of: "@").map { authority[authority.index(after: $0)...] } ?? authority
         if hosts.utf8.contains(UInt8(ascii: "@")) || authority.filter({ $0 == "@" }).count > 1 {
             return "the database URL has more than one @ before the host (write an @ in the password as %40)"
+        }
+        let path = afterScheme[authorityEnd...].prefix { $0 != "?" }
+        if path.utf8.contains(UInt8(ascii: "@")) {
+            return "the database URL has an @ after the host (write an @ or / in the password as %40 and %2F)"
         }
         var open = false
         for c in hosts {
@@ -126,6 +141,11 @@ enum ConnectionStringSyntax {
                 while i < chars.count, !isSpace(chars[i]) {
                     if chars[i] == "\\", i + 1 < chars.count { value.append(chars[i + 1]); i += 2; continue }
                     value.append(chars[i]); i += 1
+                }
+                // libpq reads `host= password=x` as host "password=x": an unquoted value holding = or ' is a slip.
+                if value.contains(where: { $0 == "=" || $0 == "'" }) {
+                    throw ConnectionStringProblem(message: "the value of \(String(key).prefix(20)) (word \(words.count + 1)) of the database connection string "
+                        + "holds = or ' without quotes (write an empty value as \(String(key).prefix(20))='', quote a value holding =)")
                 }
             }
             words.append((String(key), String(value)))
