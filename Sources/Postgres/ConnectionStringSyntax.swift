@@ -5,8 +5,21 @@ enum ConnectionStringSyntax {
     /// True for the prefixes libpq treats as a URL.
     static func isURL(_ text: String) -> Bool { text.hasPrefix("postgresql://") || text.hasPrefix("postgres://") }
 
+    /// Guesses shorter than this are not registered (a one-letter guess would mask that letter everywhere);
+    /// a password libpq itself parses out is registered whatever its length.
+    static let shortestGuess = 4
+
     /// Every substring of `text` that may be a password, in the form written (undecoded, unescaped both).
     static func passwordCandidates(_ text: String) -> [String] {
+        var found = guesses(text).filter { $0.utf8.count >= shortestGuess }
+        if let words = try? conninfoWords(text) {
+            for (key, value) in words where key == "password" { found.append(value) }
+        }
+        return found.filter { !$0.isEmpty }
+    }
+
+    /// Spans of a URL or of malformed conninfo that may be a password.
+    static func guesses(_ text: String) -> [String] {
         var found: [String] = []
         let lower = text.lowercased()
         if lower.hasPrefix("postgresql://") || lower.hasPrefix("postgres://") {
@@ -37,9 +50,7 @@ enum ConnectionStringSyntax {
             if let candidate = String(validating: rest, as: UTF8.self), candidate.utf8.count >= 2 { found.append(candidate) }
             start += needle.count
         }
-        if let words = try? conninfoWords(text) {
-            for (key, value) in words where key == "password" { found.append(value) }
-        } else if let start = byteOffset(of: "password", in: text) {
+        if (try? conninfoWords(text)) == nil, let start = byteOffset(of: "password", in: text) {
             // Unparsable conninfo: everything after `password=` up to the end may be the password.
             let after = Substring(text.utf8.dropFirst(start + 8)).drop { $0 == " " || $0 == "=" || $0 == "'" }
             found.append(String(after))

@@ -48,6 +48,8 @@ struct LogInjectionTests {
                 #expect(!line.hasPrefix("<2>") && !line.hasPrefix("<0>"))
             }
 
+            // Findings are logged when new: forget them so the JSON run logs them again.
+            try c.execute("delete from steward.username_findings")
             let json = try StewardProcess.run(args + ["--log-format", "json"])
             for line in Self.lines(json.stderr) {
                 #expect(!Self.holdsBreakOrControl(line), "a raw control or line break in JSON: \(line.debugDescription)")
