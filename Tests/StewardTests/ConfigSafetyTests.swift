@@ -156,6 +156,35 @@ struct ConfigSafetyTests {
         #expect(scan.findings.isEmpty, "\(scan.findings)")
     }
 
+    @Test("the daemon checks every secret file at start and at reload: a bad one is refused naming the key, the old config kept")
+    func daemonStartAndReload() throws {
+        try withTestDatabase { db in
+            let dir = try Self.folder()
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            let wide = dir + "/service-key"
+            try Self.write(Self.secretContent, to: wide, mode: 0o644)
+            let daemon = try DaemonProcess(databaseURL: db.url, config: "[job.prune-history]\nschedule = @daily\n")
+            #expect(daemon.waitUntil(leader: true, timeout: 20))
+            try daemon.rewrite(extra: "[storage]\nservice_key_file = \(wide)\n[job.prune-history]\nschedule = @hourly\n", databaseURL: db.url)
+            let refused = try daemon.ctlJSON(["reload"])
+            let error = refused["error"] as? String ?? ""
+            #expect(refused["ok"] as? Bool == false)
+            #expect(error.contains("\(daemon.configPath):12: [storage] service_key_file") && error.contains("readable by group or others"), "\(refused)")
+            #expect(!error.contains(Self.secretContent))
+            let jobs = try daemon.ctlJSON(["jobs"])["jobs"] as? [[String: Any]]
+            #expect(jobs?.first?["schedule"] as? String == "@daily")
+            let stopped = daemon.stop()
+            #expect(stopped.exitCode == 0)
+            #expect(!stopped.output.contains(Self.secretContent))
+
+            // At start: the same file stops the daemon before it connects (exit 78).
+            let start = try StewardProcess.run(["run", "--config", daemon.configPath], timeout: 30)
+            #expect(start.exitCode == 78, "\(start.stderr)")
+            #expect(start.stderr.contains("[storage] service_key_file") && start.stderr.contains("readable by group or others"), "\(start.stderr)")
+            #expect(!start.output.contains(Self.secretContent))
+        }
+    }
+
     @Test("credential: names that leave $CREDENTIALS_DIRECTORY are refused with file:line", arguments: ["credential:../x", "credential:a/b", "credential:..", "credential:"])
     func credentialNames(value: String) throws {
         let dir = try Self.folder()
