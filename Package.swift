@@ -19,18 +19,13 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
-        .systemLibrary(
-            name: "CInih",
-            pkgConfig: "inih",
-            providers: [.apt(["libinih-dev"])]
-        ),
         // PostgreSQL 15's own parser as a library (no .pc file: linked by name in the module map).
         .systemLibrary(name: "CPgQuery", providers: [.apt(["libpg-query-dev"])]),
 
         // One thin Swift layer over each C library; nothing above them imports C.
         .target(name: "Postgres", dependencies: ["CPostgres", "Logging"]),
         .target(name: "Crypto", dependencies: ["COpenSSL"]),
-        .target(name: "Config", dependencies: ["CInih"]),
+        .target(name: "Config", dependencies: ["Logging"]),
         .target(name: "HTTP", dependencies: ["CCurl"]),
         .target(name: "SQLParser", dependencies: ["CPgQuery"]),
 
@@ -62,7 +57,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["Postgres", "Logging", "HTTP", "Storage"], path: "Tests/TestSupport"),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestSupport"]),
         .testTarget(name: "MigrationsTests", dependencies: ["Migrations", "Postgres", "SQLParser", "Crypto", "TestSupport"]),
-        .testTarget(name: "ConfigTests", dependencies: ["Config", "CLI"]),
+        .testTarget(name: "ConfigTests", dependencies: ["Config", "CLI", "Jobs", "Logging", "Scheduler", "Control", "TestSupport"]),
         .testTarget(name: "SchedulerTests", dependencies: ["Scheduler"]),
         .testTarget(name: "UsernamesTests", dependencies: ["Usernames"]),
         .testTarget(name: "StewardTests", dependencies: ["FileSystem", "Postgres", "Storage", "TestSupport", "steward"]),

@@ -11,7 +11,7 @@ apt_install() {
   $SUDO apt-get install -y -qq --no-install-recommends "$@" >/dev/null
 }
 
-packages=(pkg-config openssl tzdata systemd curl python3 libpq-dev libssl-dev libinih-dev libicu-dev libcurl4-openssl-dev libpg-query-dev
+packages=(pkg-config openssl tzdata systemd curl python3 libpq-dev libssl-dev libicu-dev libcurl4-openssl-dev libpg-query-dev
           postgresql postgresql-contrib postgresql-client)
 missing=()
 for p in "${packages[@]}"; do

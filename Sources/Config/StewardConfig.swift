@@ -2,11 +2,16 @@
 import Glibc
 #endif
 import Foundation
+import Logging
 
 /// Everything Steward reads from `steward.ini`, the environment and flags (flags beat environment beats file).
 public struct StewardConfig: Sendable {
     /// `[database]`
-    public var databaseURL: String?
+    public var databaseURL: String? {
+        didSet { databaseURLOrigin = nil }
+    }
+    /// Where `databaseURL` came from when not from the file (`--database-url`, `STEWARD_DATABASE_URL`), for messages.
+    public var databaseURLOrigin: String?
     /// File holding the database password (must not be readable by group or others).
     public var databasePasswordFile: String?
     public var connectTimeoutSeconds = 10
@@ -42,39 +47,56 @@ public struct StewardConfig: Sendable {
 
     /// Where the values came from, for messages: the file path, if any.
     public var sourceFile: String?
+    /// The line each `[section] key` was set on in `sourceFile`, for messages about values checked later.
+    public var lines: [String: Int] = [:]
 
     public init() {}
 
     /// Every key Steward knows, by section, with what it takes.
     static let known: [String: [String: String]] = [
         "database": ["url": "a postgresql:// URL or key=value conninfo", "password_file": "a file path",
-                     "connect_timeout": "seconds"],
-        "migrations": ["dir": "a folder", "include": "folders of opt-in migrations, comma-separated", "lock_wait": "seconds", "lock_timeout": "a Postgres interval such as 10s",
-                       "statement_timeout": "a Postgres interval such as 5min, 0 for none"],
+                     "connect_timeout": "whole seconds from 1 to 3600"],
+        "migrations": ["dir": "a folder", "include": "folders of opt-in migrations, comma-separated", "lock_wait": "seconds from 0 to 86400",
+                       "lock_timeout": "a Postgres interval such as 10s (0, ms, s, min, h, d; at most 24 days)",
+                       "statement_timeout": "a Postgres interval such as 5min, 0 for none (at most 24 days)"],
         "log": ["level": "debug, info, notice, warning or error", "format": "text or json"],
         "control": ["socket": "an absolute path shorter than 108 bytes"],
         "apple": ["team_id": "the 10-character Team ID", "key_id": "the 10-character Key ID", "services_id": "the Services ID (client id)",
                   "private_key_file": "the .p8 key file, or credential:NAME", "secret_file": "a file holding the current secret (a JWT)",
                   "project_ref": "the project ref (the <ref> of <ref>.supabase.co)", "access_token_file": "a file holding an sbp_ access token, or credential:NAME",
-                  "management_url": "the Management API URL (default https://api.supabase.com)",
-                  "remind_days": "days before expiry to remind, comma-separated (default 30,14,7,3,1)", "auto_rotate": "true or false",
+                  "management_url": "the Management API URL (default https://api.supabase.com; http only to loopback)",
+                  "remind_days": "days before expiry to remind (1 to 366), comma-separated (default 30,14,7,3,1)", "auto_rotate": "true or false",
                   "rotate_days_before": "days before expiry to rotate when auto_rotate is on (default 30)",
-                  "webhook_url": "an https URL that takes a Slack-style JSON POST", "native_bundle_ids": "the app's bundle IDs, comma-separated"],
-        "storage": ["url": "the project URL https://<ref>.supabase.co or its Storage URL ending in /storage/v1",
+                  "webhook_url": "an https URL that takes a Slack-style JSON POST (http only to loopback)", "native_bundle_ids": "the app's bundle IDs, comma-separated"],
+        "storage": ["url": "the project URL https://<ref>.supabase.co or its Storage URL ending in /storage/v1 (http only to loopback)",
                     "service_key_file": "a file path or credential:NAME"],
-        "metrics": ["textfile": "an absolute path ending in .prom", "interval": "seconds"],
-        "daemon": ["leader_poll": "seconds", "shutdown_timeout": "seconds", "host": "a name for this instance"],
+        "metrics": ["textfile": "an absolute path ending in .prom", "interval": "seconds from 1 to 86400"],
+        "daemon": ["leader_poll": "seconds from 0.1 to 60", "shutdown_timeout": "seconds from 0 to 86400", "host": "a name for this instance"],
     ]
 
     /// Loads `path` (if given), then applies `STEWARD_*` variables from `environment`.
     public static func load(path: String?, environment: [String: String]) throws(ConfigError) -> StewardConfig {
+        try load(path: path, file: path.map { p throws(ConfigError) in try INIFile(path: p) }, environment: environment)
+    }
+
+    /// Reads `bytes` as the file at `path` would be read, then applies `environment` (for tests and fuzzing).
+    public static func parse(path: String, bytes: [UInt8], environment: [String: String] = [:]) throws(ConfigError) -> StewardConfig {
+        try load(path: path, file: try INIFile(path: path, bytes: bytes), environment: environment)
+    }
+
+    static func load(path: String?, file: INIFile?, environment: [String: String]) throws(ConfigError) -> StewardConfig {
         var config = StewardConfig()
-        if let path {
-            let file = try INIFile(path: path)
+        if let path, let file {
             config.sourceFile = path
-            for entry in file.entries { try config.apply(entry, file: path) }
+            for entry in file.entries {
+                try config.apply(entry, file: path)
+                config.lines["[\(entry.section)] \(entry.key)"] = entry.line
+            }
         }
-        if let url = environment["STEWARD_DATABASE_URL"], !url.isEmpty { config.databaseURL = url }
+        if let url = environment["STEWARD_DATABASE_URL"], !url.isEmpty {
+            config.databaseURL = url
+            config.databaseURLOrigin = "STEWARD_DATABASE_URL"
+        }
         if let dir = environment["STEWARD_MIGRATIONS_DIR"], !dir.isEmpty { config.migrationsDirectory = dir }
         if let level = environment["STEWARD_LOG_LEVEL"], !level.isEmpty { config.logLevel = level }
         if let socket = environment["STEWARD_CONTROL_SOCKET"], !socket.isEmpty { config.controlSocket = socket }
@@ -100,25 +122,32 @@ public struct StewardConfig: Sendable {
             throw ConfigError(file: file, line: entry.line, key: key,
                               message: "unknown key (known in [\(entry.section)]: \(keys.keys.sorted().joined(separator: ", ")))")
         }
-        func bad() -> ConfigError { ConfigError(file: file, line: entry.line, key: key, message: "\"\(entry.value)\" is not \(expected)") }
+        func bad() -> ConfigError { ConfigError(file: file, line: entry.line, key: key, message: "\"\(LogText.escaped(entry.value))\" is not \(expected)") }
+        func url(_ value: String) throws(ConfigError) -> String {
+            if let problem = URLCheck.problem(value) { throw ConfigError(file: file, line: entry.line, key: key, message: problem) }
+            return value
+        }
         let value = entry.value
         switch (entry.section, entry.key) {
         case ("database", "url"): databaseURL = value
-        case ("database", "password_file"): databasePasswordFile = value
+        case ("database", "password_file"):
+            guard !value.isEmpty else { throw bad() }
+            try Self.checkSecretName(value, file: file, line: entry.line, key: key)
+            databasePasswordFile = value
         case ("database", "connect_timeout"):
-            guard let n = Int(value), n > 0 else { throw bad() }
+            guard let n = ConfigNumber.integer(value, in: 1...3600) else { throw bad() }
             connectTimeoutSeconds = n
         case ("migrations", "dir"): migrationsDirectory = value
         case ("migrations", "include"):
             migrationsInclude = value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         case ("migrations", "lock_wait"):
-            guard let n = Double(value), n >= 0 else { throw bad() }
+            guard let n = ConfigNumber.seconds(value, in: 0...86400) else { throw bad() }
             lockWaitSeconds = n
         case ("migrations", "lock_timeout"):
-            guard Self.isInterval(value) else { throw bad() }
+            guard ConfigNumber.postgresMilliseconds(value) != nil else { throw bad() }
             lockTimeout = value
         case ("migrations", "statement_timeout"):
-            guard Self.isInterval(value) else { throw bad() }
+            guard ConfigNumber.postgresMilliseconds(value) != nil else { throw bad() }
             statementTimeout = value
         case ("log", "level"):
             guard ["debug", "info", "notice", "warning", "error"].contains(value) else { throw bad() }
@@ -127,34 +156,38 @@ public struct StewardConfig: Sendable {
             guard ["text", "json"].contains(value) else { throw bad() }
             logFormat = value
         case ("storage", "url"):
-            guard value.hasPrefix("https://") || value.hasPrefix("http://") else { throw bad() }
-            storageURL = value
+            storageURL = try url(value)
         case ("storage", "service_key_file"):
             guard !value.isEmpty else { throw bad() }
+            try Self.checkSecretName(value, file: file, line: entry.line, key: key)
             storageServiceKeyFile = value
         case ("apple", "team_id"): apple.teamID = value
         case ("apple", "key_id"): apple.keyID = value
         case ("apple", "services_id"): apple.servicesID = value
-        case ("apple", "private_key_file"): apple.privateKeyFile = value
-        case ("apple", "secret_file"): apple.secretFile = value
+        case ("apple", "private_key_file"):
+            try Self.checkSecretName(value, file: file, line: entry.line, key: key)
+            apple.privateKeyFile = value
+        case ("apple", "secret_file"):
+            try Self.checkSecretName(value, file: file, line: entry.line, key: key)
+            apple.secretFile = value
         case ("apple", "project_ref"): apple.projectRef = value
-        case ("apple", "access_token_file"): apple.accessTokenFile = value
+        case ("apple", "access_token_file"):
+            try Self.checkSecretName(value, file: file, line: entry.line, key: key)
+            apple.accessTokenFile = value
         case ("apple", "management_url"):
-            guard value.hasPrefix("https://") || value.hasPrefix("http://") else { throw bad() }
-            apple.managementURL = value
+            apple.managementURL = try url(value)
         case ("apple", "remind_days"):
-            let days = value.split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces)) }
-            guard !days.isEmpty, days.allSatisfy({ ($0 ?? 0) > 0 }) else { throw bad() }
+            let days = value.split(separator: ",").map { ConfigNumber.integer($0.trimmingCharacters(in: .whitespaces), in: 1...366) }
+            guard !days.isEmpty, days.allSatisfy({ $0 != nil }) else { throw bad() }
             apple.remindDays = days.compactMap { $0 }.sorted(by: >)
         case ("apple", "auto_rotate"):
             guard ["true", "false"].contains(value) else { throw bad() }
             apple.autoRotate = value == "true"
         case ("apple", "rotate_days_before"):
-            guard let n = Int(value), (1...170).contains(n) else { throw bad() }
+            guard let n = ConfigNumber.integer(value, in: 1...170) else { throw bad() }
             apple.rotateDaysBefore = n
         case ("apple", "webhook_url"):
-            guard value.hasPrefix("https://") || value.hasPrefix("http://") else { throw bad() }
-            apple.webhookURL = value
+            apple.webhookURL = try url(value)
         case ("apple", "native_bundle_ids"):
             apple.nativeBundleIDs = value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         case ("control", "socket"):
@@ -164,13 +197,13 @@ public struct StewardConfig: Sendable {
             guard value.hasPrefix("/"), value.hasSuffix(".prom") else { throw bad() }
             metricsTextfile = value
         case ("metrics", "interval"):
-            guard let n = Double(value), n >= 1 else { throw bad() }
+            guard let n = ConfigNumber.seconds(value, in: 1...86400) else { throw bad() }
             metricsIntervalSeconds = n
         case ("daemon", "leader_poll"):
-            guard let n = Double(value), n >= 0.1, n <= 60 else { throw bad() }
+            guard let n = ConfigNumber.seconds(value, in: 0.1...60) else { throw bad() }
             leaderPollSeconds = n
         case ("daemon", "shutdown_timeout"):
-            guard let n = Double(value), n >= 0 else { throw bad() }
+            guard let n = ConfigNumber.seconds(value, in: 0...86400) else { throw bad() }
             shutdownTimeoutSeconds = n
         case ("daemon", "host"):
             guard !value.isEmpty else { throw bad() }
@@ -179,38 +212,68 @@ public struct StewardConfig: Sendable {
         }
     }
 
-    /// `0`, `250ms`, `10s`, `5min`, `1h`: the forms Postgres accepts for timeouts.
-    static func isInterval(_ text: String) -> Bool {
-        let digits = text.prefix(while: \.isNumber)
-        guard !digits.isEmpty else { return false }
-        return ["", "ms", "s", "min", "h", "d"].contains(String(text.dropFirst(digits.count)))
+    /// `0`, `250ms`, `10s`, `5min`, `1h`: the forms Postgres accepts for timeouts, within what it can hold.
+    static func isInterval(_ text: String) -> Bool { ConfigNumber.postgresMilliseconds(text) != nil }
+
+    /// Refuses a `credential:` name that could leave `$CREDENTIALS_DIRECTORY`.
+    static func checkSecretName(_ value: String, file: String, line: Int, key: String) throws(ConfigError) {
+        guard value.hasPrefix("credential:") else { return }
+        do { _ = try SecretFile.resolve(value, what: key, environment: ["CREDENTIALS_DIRECTORY": "/"]) }
+        catch { throw ConfigError(file: file, line: line, key: key, message: error.message) }
+    }
+
+    /// Checks what the environment and flags set (they bypass the file's checks): URLs and numbers.
+    public func validate() throws(ConfigError) {
+        for (key, value) in [("[storage] url", storageURL), ("[apple] management_url", apple.managementURL as String?), ("[apple] webhook_url", apple.webhookURL)] {
+            guard let value, let problem = URLCheck.problem(value) else { continue }
+            throw ConfigError(file: sourceFile ?? "(flags and environment)", line: lines[key], key: key, message: problem)
+        }
+        for (key, value) in [("[database] password_file", databasePasswordFile), ("[storage] service_key_file", storageServiceKeyFile)] {
+            guard let value else { continue }
+            try Self.checkSecretName(value, file: sourceFile ?? "(flags and environment)", line: lines[key] ?? 0, key: key)
+        }
+    }
+
+    /// The place to name in a message about the database URL: the variable or flag, else file:line and key.
+    public func databaseURLError(_ message: String) -> ConfigError {
+        if let origin = databaseURLOrigin { return ConfigError(file: origin, message: message) }
+        return ConfigError(file: sourceFile ?? "(no config file)", line: lines["[database] url"], key: "[database] url", message: message)
+    }
+
+    /// Every secret file the configuration names: key, path as written, and what it holds.
+    public var secretFiles: [(key: String, path: String, what: String)] {
+        var files: [(key: String, path: String, what: String)] = []
+        if let p = databasePasswordFile { files.append(("[database] password_file", p, "database password file")) }
+        if let p = storageServiceKeyFile { files.append(("[storage] service_key_file", p, "storage service key")) }
+        if let p = apple.privateKeyFile { files.append(("[apple] private_key_file", p, "Apple private key (.p8)")) }
+        if let p = apple.secretFile { files.append(("[apple] secret_file", p, "Apple client secret")) }
+        if let p = apple.accessTokenFile { files.append(("[apple] access_token_file", p, "Management API token")) }
+        return files
+    }
+
+    /// Reads every configured secret file now, so a bad one stops `config check` and the daemon's start and
+    /// reload instead of a job hours later. `credential:` names outside a unit (no `CREDENTIALS_DIRECTORY`)
+    /// cannot be checked: they come back as notes. Throws naming the key, its file:line and the secret file.
+    public func checkSecretFiles() throws(ConfigError) -> [String] {
+        var notes: [String] = []
+        let hasCredentials = getenv("CREDENTIALS_DIRECTORY") != nil
+        for file in secretFiles {
+            if file.path.hasPrefix("credential:") && !hasCredentials {
+                notes.append("\(file.key): \(file.path) not checked (CREDENTIALS_DIRECTORY is set only under systemd)")
+                continue
+            }
+            do { _ = try SecretFile.read(file.path, what: file.what) }
+            catch {
+                throw ConfigError(file: sourceFile ?? "(flags and environment)", line: lines[file.key], key: file.key,
+                                  message: "\(error.file): \(error.message)")
+            }
+        }
+        return notes
     }
 
     /// Reads a secret file, refusing one that group or others can read (as ssh and .pgpass do). Never logs its content.
-    /// `credential:NAME` reads `$CREDENTIALS_DIRECTORY/NAME` (systemd's `LoadCredential=`).
+    /// `credential:NAME` reads `$CREDENTIALS_DIRECTORY/NAME` (systemd's `LoadCredential=`). See `SecretFile`.
     public static func readSecret(path given: String, what: String) throws(ConfigError) -> String {
-        var path = given
-        if given.hasPrefix("credential:") {
-            guard let directory = getenv("CREDENTIALS_DIRECTORY").map({ String(cString: $0) }) else {
-                throw ConfigError(file: given, message: "the \(what) names a systemd credential, but CREDENTIALS_DIRECTORY is not set (add LoadCredential= to the unit)")
-            }
-            path = directory + "/" + given.dropFirst("credential:".count)
-        }
-        var info = stat()
-        guard stat(path, &info) == 0 else {
-            throw ConfigError(file: path, message: "cannot read the \(what): \(String(cString: strerror(errno)))")
-        }
-        if info.st_mode & 0o077 != 0 {
-            throw ConfigError(file: path, message: "the \(what) is readable by group or others (mode \(String(info.st_mode & 0o777, radix: 8))); run chmod 600 on it")
-        }
-        let bytes: [UInt8]
-        switch FileReader.bytes(path) {
-        case .success(let read): bytes = read
-        case .failure(let error): throw ConfigError(file: path, message: "cannot read the \(what): \(error.reason)")
-        }
-        var secret = String(decoding: bytes, as: UTF8.self)
-        while secret.last == "\n" || secret.last == "\r" { secret.removeLast() }
-        guard !secret.isEmpty else { throw ConfigError(file: path, message: "the \(what) is empty") }
-        return secret
+        try SecretFile.read(given, what: what)
     }
 }

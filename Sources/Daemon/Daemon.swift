@@ -169,6 +169,7 @@ public final class Daemon: Sendable {
         let path = coordinator.settings.path
         do {
             let settings = try DaemonSettings.load(path: path, environment: environment, overrides: overrides)
+            _ = try settings.config.checkSecretFiles()
             coordinator.apply(settings)
             logger.notice("configuration reloaded", [("config", path ?? "(none)"), ("jobs", settings.enabledJobs.map(\.settings.name).joined(separator: ","))])
             return []

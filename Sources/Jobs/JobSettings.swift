@@ -25,11 +25,16 @@ public struct JobSettings: Sendable {
         "schedule": "cron (5 fields), @hourly, @daily, @weekly, @monthly or @every <duration>",
         "time_zone": "an IANA time zone (default UTC)",
         "enabled": "true or false",
-        "timeout": "a duration such as 10m",
+        "timeout": "a duration such as 10m (1s to 366d)",
         "retries": "a whole number from 0 to 10",
-        "retry_backoff": "a duration such as 30s (doubles each retry, at most 1h)",
+        "retry_backoff": "a duration such as 30s (0s to 1d; doubles each retry, at most 1h)",
         "missed": "skip or catch-up",
     ]
+
+    /// What `timeout` takes: 1 s to 366 days (Task.sleep's nanoseconds hold it with room to spare).
+    public static let timeoutRange: ClosedRange<Int64> = 1...(366 * 86400)
+    /// What `retry_backoff` takes: 0 s to a day.
+    public static let retryBackoffRange: ClosedRange<Int64> = 0...86400
 
     /// A value of the job's own keys (its default when not configured).
     public func value(_ key: String) -> String { values[key] ?? "" }
@@ -58,13 +63,13 @@ public struct JobSettings: Sendable {
         case "false", "no", "off", "0": enabled = false
         default: throw fail("enabled", "\"\(raw["enabled"]!.value)\" is not true or false")
         }
-        func seconds(_ key: String, _ fallback: String) throws(ConfigError) -> Double {
-            do { return Double(try Schedule.seconds(inDuration: raw[key]?.value ?? fallback)) }
+        func seconds(_ key: String, _ fallback: String, _ range: ClosedRange<Int64>) throws(ConfigError) -> Double {
+            do { return Double(try Schedule.seconds(inDuration: raw[key]?.value ?? fallback, range: range)) }
             catch { throw fail(key, error.message) }
         }
-        timeoutSeconds = try seconds("timeout", "1h")
-        retryBackoffSeconds = try seconds("retry_backoff", "30s")
-        guard let retries = Int(raw["retries"]?.value ?? "2"), (0...10).contains(retries) else {
+        timeoutSeconds = try seconds("timeout", "1h", Self.timeoutRange)
+        retryBackoffSeconds = try seconds("retry_backoff", "30s", Self.retryBackoffRange)
+        guard let retries = ConfigNumber.integer(raw["retries"]?.value ?? "2", in: 0...10) else {
             throw fail("retries", "\"\(raw["retries"]!.value)\" is not a whole number from 0 to 10")
         }
         self.retries = retries

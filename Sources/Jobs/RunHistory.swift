@@ -46,18 +46,21 @@ public struct RunHistory: Sendable {
         }
     }
 
-    /// Closes a run: `succeeded` with its summary, or `failed` with the reason.
+    /// Closes a run: `succeeded` with its summary, or `failed` with the reason (known secrets removed from both).
     public func finish(id: Int64, succeeded: Bool, summary: JSON?, error: String?) async throws {
+        let summary = summary.map { SecretRedactor.redact($0.rendered) }
+        let error = error.map { SecretRedactor.redact($0) }
         try await session.run { c in
             _ = try c.query("""
                 update steward.job_runs set finished_at = now(), status = $2, summary = $3::jsonb, error = $4 where id = $1
-                """, [id, succeeded ? "succeeded" : "failed", summary?.rendered, error])
+                """, [id, succeeded ? "succeeded" : "failed", summary, error])
         }
     }
 
     /// Records a slot that did not run (`skipped` or `missed`) with the reason; a slot already recorded is left alone.
     public func record(job: String, scheduledFor: Date, status: String, reason: String, trigger: RunTrigger = .schedule) async throws {
         let (host, pid) = (host, pid)
+        let reason = SecretRedactor.redact(reason)
         try await session.run { c in
             _ = try c.query("""
                 insert into steward.job_runs (job, scheduled_for, status, trigger, error, host, pid)

@@ -37,19 +37,21 @@ public final class LogSink: Sendable {
         switch format {
         case .text:
             if !journald { line += Self.timestamp() + " " }
-            line += "\(level.name) \(label): \(message)"
-            for (key, value) in metadata { line += " \(key)=\(Self.quoteIfNeeded(value))" }
+            line += "\(level.name) \(LogText.escaped(label)): \(LogText.escaped(SecretRedactor.redact(message)))"
+            for (key, value) in metadata { line += " \(LogText.escaped(key))=\(Self.quoteIfNeeded(SecretRedactor.redact(value)))" }
         case .json:
             var fields = [("time", Self.timestamp()), ("level", level.name), ("logger", label), ("message", message)]
-            fields += metadata
+            fields += metadata.map { ($0.0, SecretRedactor.redact($0.1)) }
+            fields[3].1 = SecretRedactor.redact(message)
             line += "{" + fields.map { "\(JSONText.quote($0.0)):\(JSONText.quote($0.1))" }.joined(separator: ",") + "}"
         }
-        line = line.replacing("\n", with: "\\n") + "\n"
+        line += "\n"
         lock.withLock { _ in FileDescriptorWriter.write(line, to: fd) }
     }
 
+    /// A metadata value for text lines: JSON-quoted when it holds spaces, quotes, `=` or anything `LogText` escapes.
     static func quoteIfNeeded(_ value: String) -> String {
-        if value.isEmpty || value.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" }) {
+        if value.isEmpty || value.unicodeScalars.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" || $0 == "\\" || LogText.needsEscape($0) }) {
             return JSONText.quote(value)
         }
         return value

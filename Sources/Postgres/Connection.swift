@@ -27,7 +27,7 @@ public final class Connection {
             throw PostgresError(kind: .connectionFailed, message: "out of memory while connecting to \(target)")
         }
         guard PQstatus(handle) == CONNECTION_OK else {
-            let reason = String(cString: PQerrorMessage(handle)).trimmingTrailingNewlines()
+            let reason = SecretRedactor.redact(String(cString: PQerrorMessage(handle)).trimmingTrailingNewlines())
             PQfinish(handle)
             throw PostgresError(kind: .connectionFailed, message: "cannot connect to \(target): \(reason)")
         }
@@ -136,7 +136,7 @@ public final class Connection {
         if !kept || !samePID { throw PostgresError.transactionPooler(target) }
     }
 
-    private var lastErrorMessage: String { String(cString: PQerrorMessage(handle)).trimmingTrailingNewlines() }
+    private var lastErrorMessage: String { SecretRedactor.redact(String(cString: PQerrorMessage(handle)).trimmingTrailingNewlines()) }
 
     private func check(_ result: OpaquePointer?, statement: String) throws -> QueryResult {
         guard let result else {

@@ -1,4 +1,5 @@
 internal import CPostgres
+import Logging
 
 /// A libpq connection string (a `postgresql://` URL or `key=value` conninfo), parsed by libpq itself.
 public struct ConnectionString: Sendable, CustomStringConvertible {
@@ -8,13 +9,20 @@ public struct ConnectionString: Sendable, CustomStringConvertible {
     public let parameters: [String: String]
 
     /// Parses `text` with libpq's own parser; throws `invalidArgument` naming the problem (never the password).
+    ///
+    /// Every password the text may hold is registered with `SecretRedactor` first; the common malformed forms are
+    /// refused by Steward's own check (quoting nothing), and whatever libpq still says is redacted.
     public init(_ text: String) throws {
+        for candidate in ConnectionStringSyntax.passwordCandidates(text) { SecretRedactor.register(candidate) }
+        if let problem = ConnectionStringSyntax.problem(text) {
+            throw PostgresError(kind: .invalidArgument, message: "invalid database URL: \(problem)")
+        }
         var errorMessage: UnsafeMutablePointer<CChar>?
         guard let options = PQconninfoParse(text, &errorMessage) else {
             let reason = errorMessage.map { String(cString: $0) } ?? "out of memory"
             if let errorMessage { PQfreemem(errorMessage) }
             throw PostgresError(kind: .invalidArgument,
-                                message: "invalid database URL: \(reason.trimmingTrailingNewlines())")
+                                message: "invalid database URL: \(SecretRedactor.redact(reason.trimmingTrailingNewlines()))")
         }
         defer { PQconninfoFree(options) }
         var parameters: [String: String] = [:]
@@ -23,12 +31,14 @@ public struct ConnectionString: Sendable, CustomStringConvertible {
             if let value = option.pointee.val { parameters[String(cString: keyword)] = String(cString: value) }
             option += 1
         }
+        if let password = parameters["password"] { SecretRedactor.register(password) }
         self.raw = text
         self.parameters = parameters
     }
 
     /// A copy with `password` set (from a password file or credential); it stays out of `description`.
     public func with(password: String) throws -> ConnectionString {
+        SecretRedactor.register(password)
         var text = raw
         let escaped = password.replacing("\\", with: "\\\\").replacing("'", with: "\\'")
         if text.hasPrefix("postgres://") || text.hasPrefix("postgresql://") {
@@ -39,7 +49,7 @@ public struct ConnectionString: Sendable, CustomStringConvertible {
                 let hex = String(byte, radix: 16, uppercase: true)
                 return "%" + (hex.count == 1 ? "0" + hex : hex)
             }.joined()
-            text += (text.contains("?") ? "&" : "?") + "password=" + encoded
+            text += (text.utf8.contains(UInt8(ascii: "?")) ? "&" : "?") + "password=" + encoded
         } else {
             text += " password='\(escaped)'"
         }
@@ -64,7 +74,8 @@ public struct ConnectionString: Sendable, CustomStringConvertible {
         if let port { text += ":\(port)" }
         text += "/" + (database ?? "")
         if let sslMode { text += "?sslmode=" + sslMode }
-        return text
+        // A password libpq read into another field (a slip in the string) is masked here too.
+        return SecretRedactor.redact(text)
     }
 }
 

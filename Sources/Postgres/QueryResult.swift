@@ -1,4 +1,5 @@
 internal import CPostgres
+import Logging
 
 /// The rows (or command status) of one statement; owns the `PGresult` and clears it in `deinit`.
 public final class QueryResult {
@@ -30,10 +31,10 @@ public final class QueryResult {
     }
 
     func error(statement: String) -> PostgresError {
-        let field = { (code: Int32) in PQresultErrorField(self.handle, code).map { String(cString: $0) } }
+        let field = { (code: Int32) in PQresultErrorField(self.handle, code).map { SecretRedactor.redact(String(cString: $0)) } }
         var error = PostgresError(
             kind: .server,
-            message: field(steward_pg_diag_message_primary) ?? String(cString: PQresultErrorMessage(handle)).trimmingTrailingNewlines(),
+            message: field(steward_pg_diag_message_primary) ?? SecretRedactor.redact(String(cString: PQresultErrorMessage(handle)).trimmingTrailingNewlines()),
             sqlState: field(steward_pg_diag_sqlstate),
             detail: field(steward_pg_diag_message_detail),
             hint: field(steward_pg_diag_message_hint),

@@ -47,7 +47,15 @@ public struct CronExpression: Sendable, Equatable, CustomStringConvertible {
         dayOfMonthRestricted = parts[2] != "*" && parts[2] != "?"
         dayOfWeekRestricted = parts[4] != "*" && parts[4] != "?"
         source = text
+        // `0 0 31 4 *` or `0 0 30 2 *` would never run: refuse it rather than schedule nothing silently.
+        if dayOfMonthRestricted && !dayOfWeekRestricted, let first = daysOfMonth.min(),
+           !months.contains(where: { first <= Self.longestMonth[$0 - 1] }) {
+            throw ScheduleError("day of month: no month in \"\(parts[3])\" has day \(first), so \"\(text)\" would never run")
+        }
     }
+
+    /// The most days each month can have (February in a leap year).
+    static let longestMonth = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
 
     public var description: String { source }
 

@@ -16,7 +16,7 @@ public struct Schedule: Sendable, CustomStringConvertible {
 
     /// Parses `0 3 * * *`, `@hourly`, `@daily`, `@weekly`, `@monthly`, `@yearly`, or `@every 90s` / `5m` / `1h30m` / `1d`.
     public init(_ text: String, timeZone: String = "UTC") throws(ScheduleError) {
-        guard let zone = TimeZone(identifier: timeZone) else {
+        guard Self.isPlausibleZoneName(timeZone), let zone = TimeZone(identifier: timeZone) else {
             throw ScheduleError("unknown time zone \"\(timeZone)\" (use an IANA name such as Europe/Berlin)")
         }
         self.timeZone = zone
@@ -31,12 +31,23 @@ public struct Schedule: Sendable, CustomStringConvertible {
         case let s where s.hasPrefix("@every"):
             let seconds = try Self.duration(String(s.dropFirst(6)).trimmingCharacters(in: .whitespaces))
             guard seconds >= 1 else { throw ScheduleError("@every needs at least 1s") }
+            guard seconds <= 366 * 86400 else { throw ScheduleError("@every takes at most 366d") }
             kind = .every(seconds)
         case let s where s.hasPrefix("@"):
             throw ScheduleError("unknown shortcut \"\(trimmed)\" (known: @hourly, @daily, @weekly, @monthly, @yearly, @every <duration>)")
         default:
             kind = .cron(try CronExpression(trimmed))
         }
+    }
+
+    /// An IANA-shaped name (`Europe/Berlin`, `UTC`, `Etc/GMT+5`): ASCII letters, digits, `/ _ - +`, at most 64
+    /// bytes, no empty or dot segments; checked before the name reaches the time zone database.
+    static func isPlausibleZoneName(_ name: String) -> Bool {
+        guard !name.isEmpty, name.utf8.count <= 64 else { return false }
+        guard name.utf8.allSatisfy({ b in
+            (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || (b >= 0x30 && b <= 0x39) || b == 0x2F || b == 0x5F || b == 0x2D || b == 0x2B
+        }) else { return false }
+        return name.split(separator: "/", omittingEmptySubsequences: false).allSatisfy { !$0.isEmpty && $0 != "." && $0 != ".." }
     }
 
     public var description: String {
@@ -116,29 +127,62 @@ public struct Schedule: Sendable, CustomStringConvertible {
         return nil
     }
 
-    /// Seconds in a duration written as `90s`, `5m`, `1h30m`, `2d` (a sum of number-unit pairs).
+    /// The longest duration any key takes: ten years (so seconds × 1000 or × 1e9 never overflows downstream).
+    public static let maximumDurationSeconds: Int64 = 10 * 366 * 86400
+
+    /// Seconds in a duration written as `90s`, `5m`, `1h30m`, `2d` (a sum of number-unit pairs, ASCII digits),
+    /// at most `maximumDurationSeconds`; never traps, whatever the text.
     public static func seconds(inDuration text: String) throws(ScheduleError) -> Int64 { try duration(text) }
 
+    /// Seconds in a duration, refused outside `range` with a message naming the range.
+    public static func seconds(inDuration text: String, range: ClosedRange<Int64>) throws(ScheduleError) -> Int64 {
+        let seconds = try duration(text)
+        guard range.contains(seconds) else {
+            throw ScheduleError("duration \"\(text)\" is outside \(describe(range.lowerBound))–\(describe(range.upperBound))")
+        }
+        return seconds
+    }
+
+    /// `90s`, `5m`, `2h`, `3d` for a number of seconds (the largest unit that divides it).
+    public static func describe(_ seconds: Int64) -> String {
+        if seconds > 0, seconds % 86400 == 0 { return "\(seconds / 86400)d" }
+        if seconds > 0, seconds % 3600 == 0 { return "\(seconds / 3600)h" }
+        if seconds > 0, seconds % 60 == 0 { return "\(seconds / 60)m" }
+        return "\(seconds)s"
+    }
+
     static func duration(_ text: String) throws(ScheduleError) -> Int64 {
+        let shown = String(text.unicodeScalars.prefix(40).map { $0.value < 0x20 || $0.value == 0x7F ? "?" : Character($0) })
+        func tooLong() -> ScheduleError { ScheduleError("duration \"\(shown)\" is longer than \(maximumDurationSeconds / 86400)d") }
         var total: Int64 = 0
-        var number = ""
+        var number: Int64?
         var sawUnit = false
-        for c in text {
-            if c.isNumber { number.append(c); continue }
+        for c in text.unicodeScalars {
+            if c.value >= 0x30 && c.value <= 0x39 {
+                let digit = Int64(c.value - 0x30)
+                let (times10, o1) = (number ?? 0).multipliedReportingOverflow(by: 10)
+                let (next, o2) = times10.addingReportingOverflow(digit)
+                guard !o1, !o2, next <= maximumDurationSeconds else { throw tooLong() }
+                number = next
+                continue
+            }
             let unit: Int64
             switch c {
             case "s": unit = 1
             case "m": unit = 60
             case "h": unit = 3600
             case "d": unit = 86400
-            default: throw ScheduleError("duration \"\(text)\": unknown unit \"\(c)\" (use s, m, h, d)")
+            default: throw ScheduleError("duration \"\(shown)\": unknown unit \"\(c.value < 0x20 || c.value == 0x7F ? "?" : String(c))\" (use s, m, h, d)")
             }
-            guard let n = Int64(number) else { throw ScheduleError("duration \"\(text)\": a unit needs a number before it") }
-            total += n * unit
-            number = ""
+            guard let n = number else { throw ScheduleError("duration \"\(shown)\": a unit needs a number before it") }
+            let (part, o1) = n.multipliedReportingOverflow(by: unit)
+            let (sum, o2) = total.addingReportingOverflow(part)
+            guard !o1, !o2, sum <= maximumDurationSeconds else { throw tooLong() }
+            total = sum
+            number = nil
             sawUnit = true
         }
-        guard number.isEmpty, sawUnit else { throw ScheduleError("duration \"\(text)\" needs a unit: 90s, 5m, 1h30m, 1d") }
+        guard number == nil, sawUnit else { throw ScheduleError("duration \"\(shown)\" needs a unit: 90s, 5m, 1h30m, 1d") }
         return total
     }
 }

@@ -80,7 +80,7 @@ enum AppleSecretGenerateCommand: StewardCommand {
 
     static func run(_ context: CommandContext) async throws -> ExitCode {
         let apple = context.config.apple
-        let days = Int(context.arguments.value("days") ?? "180") ?? -1
+        let days = ConfigNumber.integer(context.arguments.value("days") ?? "180", in: 1...182) ?? -1
         guard (1...182).contains(days) else { throw UsageError(command: spec.name, message: "--days takes 1 to 182") }
         let out = context.arguments.value("out")
         let push = context.arguments.flag("push")

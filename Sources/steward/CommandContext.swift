@@ -29,7 +29,10 @@ struct CommandContext {
         }
         let flags = arguments
         let overrides: @Sendable (inout StewardConfig) -> Void = { config in
-            if let url = flags.value("database-url") { config.databaseURL = url }
+            if let url = flags.value("database-url") {
+                config.databaseURL = url
+                config.databaseURLOrigin = "--database-url"
+            }
             if let dir = flags.value("migrations") { config.migrationsDirectory = dir }
             if let include = flags.value("include") { config.migrationsInclude = include.split(separator: ",").map(String.init) }
             if let level = flags.value("log-level") { config.logLevel = level }
@@ -40,6 +43,7 @@ struct CommandContext {
         }
         var config = try StewardConfig.load(path: arguments.value("config"), environment: environment)
         overrides(&config)
+        try config.validate()
         guard let level = LogLevel(name: config.logLevel) else {
             throw UsageError(command: spec.name, message: "--log-level must be debug, info, notice, warning or error")
         }
@@ -59,9 +63,20 @@ struct CommandContext {
             throw ConfigError(file: config.sourceFile ?? "(no config file)", key: "[database] url",
                               message: "no database URL: pass --database-url, set STEWARD_DATABASE_URL, or set [database] url")
         }
-        var target = try ConnectionString(url)
+        var target: ConnectionString
+        do { target = try ConnectionString(url) }
+        catch let error as PostgresError { throw config.databaseURLError(error.message) }
         if let passwordFile = config.databasePasswordFile {
-            target = try target.with(password: try StewardConfig.readSecret(path: passwordFile, what: "database password file"))
+            let password: String
+            do { password = try StewardConfig.readSecret(path: passwordFile, what: "database password file") }
+            catch {
+                throw ConfigError(file: config.sourceFile ?? "(flags and environment)", line: config.lines["[database] password_file"],
+                                  key: "[database] password_file", message: "\(error.file): \(error.message)")
+            }
+            do { target = try target.with(password: password) }
+            catch let error as PostgresError {
+                throw ConfigError(file: passwordFile, key: "[database] password_file", message: "the password cannot be passed to libpq: \(error.message)")
+            }
         }
         return target
     }

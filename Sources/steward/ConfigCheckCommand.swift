@@ -15,10 +15,13 @@ enum ConfigCheckCommand: StewardCommand {
 
     static func run(_ context: CommandContext) async throws -> ExitCode {
         let settings = try context.daemonSettings()
+        // What the daemon would meet at start: the database URL's syntax and every secret file, read now.
+        if settings.config.databaseURL != nil { _ = try context.connectionTarget() }
+        let notes = try settings.config.checkSecretFiles()
         let now = Date()
         if context.json {
             Output.print(JSON.object([
-                ("ok", .bool(true)), ("config", .optional(settings.path)),
+                ("ok", .bool(true)), ("config", .optional(settings.path)), ("notes", .strings(notes)),
                 ("jobs", .array(settings.jobs.map { job in
                     .object([("name", .string(job.settings.name)), ("enabled", .bool(job.settings.enabled)),
                              ("schedule", .string(job.settings.schedule.description)),
@@ -31,6 +34,7 @@ enum ConfigCheckCommand: StewardCommand {
                 text += "  \(job.settings.name.padding(16))\(job.settings.enabled ? "enabled " : "disabled")  \(job.settings.schedule.description.padding(26))"
                     + (job.settings.enabled ? "next \(ISODate.string(job.settings.schedule.next(after: now)))" : "") + "\n"
             }
+            if !notes.isEmpty { text += "\nnotes:\n" + notes.map { "  " + $0 + "\n" }.joined() }
             Output.print(text)
         }
         return .ok

@@ -33,9 +33,8 @@ enum CtlCommand: StewardCommand {
             throw UsageError(command: spec.name, message: "name a command: status, jobs, history, run, pause, resume, migrations, verify, reload, metrics, help")
         }
         let line = (context.arguments.positionals + (context.arguments.flag("dry-run") ? ["--dry-run"] : [])).joined(separator: " ")
-        let timeoutText = context.arguments.value("timeout") ?? "600"
-        guard let timeout = Double(timeoutText), timeout.isFinite, timeout > 0, timeout <= 604_800 else {
-            throw UsageError(command: spec.name, message: "--timeout takes seconds, more than 0 and at most 604800 (a week), not \"\(timeoutText.prefix(40))\"")
+        guard let timeout = ConfigNumber.seconds(context.arguments.value("timeout") ?? "600", in: 1...ConfigNumber.maximumSeconds) else {
+            throw UsageError(command: spec.name, message: "--timeout takes a number of seconds from 1 to \(Int(ConfigNumber.maximumSeconds))")
         }
         let path = context.config.controlSocket
         let reply: String

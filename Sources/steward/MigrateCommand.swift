@@ -1,4 +1,5 @@
 import CLI
+import Config
 import Logging
 import Migrations
 
@@ -39,8 +40,8 @@ enum MigrateCommand: StewardCommand {
         options.allowMissing = context.arguments.flag("allow-missing")
         options.lockWaitSeconds = context.config.lockWaitSeconds
         if let wait = context.arguments.value("lock-wait") {
-            guard let seconds = Double(wait), seconds >= 0 else {
-                throw UsageError(command: spec.name, message: "--lock-wait takes a number of seconds")
+            guard let seconds = ConfigNumber.seconds(wait, in: 0...86400) else {
+                throw UsageError(command: spec.name, message: "--lock-wait takes a number of seconds from 0 to 86400")
             }
             options.lockWaitSeconds = seconds
         }

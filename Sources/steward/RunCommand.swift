@@ -24,6 +24,7 @@ enum RunCommand: StewardCommand {
 
     static func run(_ context: CommandContext) async throws -> ExitCode {
         let settings = try context.daemonSettings()
+        for note in try settings.config.checkSecretFiles() { context.logger.notice("secret file not checked", [("note", note)]) }
         let daemon = Daemon(settings: settings, target: try context.connectionTarget(), logger: context.logger, version: Steward.version,
                             environment: context.environment, overrides: context.overrides)
         let code = await daemon.run()

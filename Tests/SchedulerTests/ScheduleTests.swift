@@ -38,6 +38,10 @@ struct ScheduleTests {
         ("@fortnightly", "unknown shortcut"),
         ("@every 5", "needs a unit"),
         ("@every 5w", "unknown unit"),
+        ("0 0 31 4 *", "would never run"),
+        ("0 0 30 2 *", "would never run"),
+        ("@every 99999999999999d", "longer than"),
+        ("@every 367d", "at most 366d"),
     ])
     func errors(text: String, message: String) {
         let error = #expect(throws: ScheduleError.self) { try Schedule(text) }

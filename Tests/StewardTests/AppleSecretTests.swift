@@ -26,8 +26,11 @@ struct AppleWorld {
     /// Writes a config with `[apple]` lines after the IDs and key; returns its path.
     func config(_ extra: String = "") throws -> String {
         let path = folder + "/steward-\(UUID().uuidString).ini"
-        try "[apple]\nteam_id = \(teamID)\nkey_id = \(keyID)\nservices_id = \(services)\nprivate_key_file = \(keyFile)\n\(extra)\n"
-            .write(toFile: path, atomically: true, encoding: .utf8)
+        // Each key may appear once: a key in `extra` replaces the default line.
+        let overridden = Set(extra.split(separator: "\n").compactMap { $0.split(separator: "=").first?.trimmingCharacters(in: .whitespaces) })
+        let defaults = [("team_id", teamID), ("key_id", keyID), ("services_id", services), ("private_key_file", keyFile)]
+            .filter { !overridden.contains($0.0) }.map { "\($0.0) = \($0.1)\n" }.joined()
+        try "[apple]\n\(defaults)\(extra)\n".write(toFile: path, atomically: true, encoding: .utf8)
         return path
     }
 

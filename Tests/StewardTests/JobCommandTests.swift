@@ -51,9 +51,11 @@ struct JobCommandTests {
 
     @Test("config check: the example config is valid; a bad job key exits 78 with file:line")
     func configCheck() throws {
-        let example = TestEnvironment.root + "/config/steward.ini"
-        let ok = try StewardProcess.run(["config", "check", "--config", example])
+        let example = try ExampleConfig()
+        defer { example.remove() }
+        let ok = try StewardProcess.run(["config", "check", "--config", example.path])
         #expect(ok.exitCode == 0, "\(ok.output)")
+        #expect(ok.stdout.contains("[storage] service_key_file: credential:storage-service-key not checked"), "\(ok.stdout)")
         #expect(ok.stdout.contains("prune-history"))
         let path = NSTemporaryDirectory() + "steward-\(UUID().uuidString).ini"
         defer { try? FileManager.default.removeItem(atPath: path) }

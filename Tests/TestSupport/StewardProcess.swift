@@ -7,7 +7,11 @@ public struct StewardProcess {
         public let exitCode: Int32
         public let stdout: String
         public let stderr: String
+        /// The signal that ended the process, when one did (a trap is SIGILL or SIGTRAP; a timeout kill is SIGKILL).
+        public var signal: Int32? = nil
         public var output: String { stdout + stderr }
+        /// True when the process died on a signal it did not ask for (a trap, an abort, a segfault; not our SIGKILL).
+        public var crashed: Bool { signal.map { $0 != SIGKILL && $0 != SIGTERM } ?? false }
     }
 
     /// Runs `steward arguments…` to completion (killed after `timeout` seconds).
@@ -67,7 +71,8 @@ public struct StewardProcess {
             err.fileHandleForReading.readabilityHandler = nil
             collected.append(out.fileHandleForReading.readDataToEndOfFile(), error: false)
             collected.append(err.fileHandleForReading.readDataToEndOfFile(), error: true)
-            return Result(exitCode: process.terminationStatus, stdout: collected.text(error: false), stderr: collected.text(error: true))
+            return Result(exitCode: process.terminationStatus, stdout: collected.text(error: false), stderr: collected.text(error: true),
+                          signal: process.terminationReason == .uncaughtSignal ? process.terminationStatus : nil)
         }
     }
 }

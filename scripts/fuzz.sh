@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Builds one libFuzzer harness and runs it for SECONDS on its committed corpus; new inputs it finds go into
+# that corpus. A crash leaves crash-* in .build/fuzz/NAME and exits non-zero.
+#
+#   scripts/fuzz.sh NAME [SECONDS]     one harness (default 60 s)
+#   scripts/fuzz.sh all [SECONDS]      every harness in turn
+#   scripts/fuzz.sh list               the harnesses found
+#
+# A harness is Tests/Fuzz/GROUP/NAME.swift (any GROUP folder), defining LLVMFuzzerTestOneInput; its corpus is
+# Tests/Fuzz/GROUP/corpus/NAME. The modules it imports are named on a line of the harness:
+#   // fuzz-modules: Logging Config              (each built from Sources/MODULE/*.swift)
+#   // fuzz-modules: Control=ControlRequest.swift (only the files listed, comma-separated, from Sources/Control)
+# in dependency order, so adding a harness needs no change here.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+name="${1:?usage: scripts/fuzz.sh NAME|all|list [SECONDS]}"
+seconds="${2:-60}"
+
+harnesses() { find Tests/Fuzz -mindepth 2 -maxdepth 2 -name '*.swift' | sort; }
+if [[ "$name" == list ]]; then harnesses | sed 's|.*/||; s|\.swift$||'; exit 0; fi
+if [[ "$name" == all ]]; then
+    for h in $(harnesses); do n="${h##*/}"; "$0" "${n%.swift}" "$seconds"; done
+    exit 0
+fi
+
+matches=$(find Tests/Fuzz -mindepth 2 -maxdepth 2 -name "$name.swift")
+[[ -n "$matches" && $(wc -l <<<"$matches") -eq 1 ]] || { echo "no single harness Tests/Fuzz/*/$name.swift" >&2; exit 64; }
+harness="$matches"
+group_dir="$(dirname "$harness")"
+corpus="$group_dir/corpus/$name"
+out=".build/fuzz/$name"
+mkdir -p "$out" "$corpus"
+flags=(-parse-as-library -sanitize=fuzzer,address -g -Onone -I "$out" -L "$out")
+
+modules_line=$(grep -m1 '^// fuzz-modules:' "$harness" || true)
+[[ -n "$modules_line" ]] || { echo "$harness has no '// fuzz-modules:' line" >&2; exit 64; }
+libs=()
+for spec in ${modules_line#// fuzz-modules:}; do
+    module="${spec%%=*}"
+    if [[ "$spec" == *=* ]]; then
+        IFS=, read -ra names <<<"${spec#*=}"
+        files=(); for f in "${names[@]}"; do files+=("Sources/$module/$f"); done
+    else
+        files=(Sources/"$module"/*.swift)
+    fi
+    # An instrumented static library and its module file.
+    swiftc "${flags[@]}" -emit-library -static -emit-module -module-name "$module" -o "$out/lib$module.a" "${files[@]}"
+    libs=("-l$module" "${libs[@]}")  # static libraries link dependents first
+done
+swiftc "${flags[@]}" "$harness" "${libs[@]}" -o "$out/fuzz-$name"
+corpus_abs="$(cd "$corpus" && pwd)"
+cd "$out"
+ASAN_OPTIONS=detect_leaks=0 "./fuzz-$name" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=4096 \
+    -print_final_stats=1 "$corpus_abs"
