@@ -34,11 +34,8 @@ public final class ManagementAPI: @unchecked Sendable {
 
     public func appleSettings() throws -> AppleSettings {
         let response = try send("GET", body: nil)
-        let object = (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any] ?? [:]
-        let ids = (object["external_apple_client_id"] as? String ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-            + (object["external_apple_additional_client_ids"] as? String ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-        return AppleSettings(enabled: object["external_apple_enabled"] as? Bool ?? false, clientIDs: ids.filter { !$0.isEmpty },
-                             secretHash: (object["external_apple_secret"] as? String).flatMap { $0.isEmpty ? nil : $0 })
+        let fields = AuthConfigAnswer.appleFields(from: response.body)
+        return AppleSettings(enabled: fields.enabled, clientIDs: fields.clientIDs, secretHash: fields.secretHash)
     }
 
     /// Sets the Apple secret (`PATCH … {"external_apple_secret": …}`).

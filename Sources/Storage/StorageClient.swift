@@ -55,14 +55,11 @@ public final class StorageClient: @unchecked Sendable {
         let body = Array(JSON.object([("prefixes", .strings(names))]).rendered.utf8)
         let response = try send("DELETE", "/object/\(Self.escape(bucket))", body: body, headers: [("Content-Type", "application/json")],
                                 retrying: retrying, timeoutSeconds: timeoutSeconds, maxResponseBytes: Self.maxDeleteAnswerBytes)
-        guard let items = JSONValue.parse(response.body)?.array else {
+        guard let objects = DeleteAnswer.objects(in: response.body, bucket: bucket) else {
             throw StorageError(kind: .unexpected, request: "DELETE \(baseURL)/object/\(bucket)", httpStatus: response.status,
-                               statusCode: nil, error: nil, message: "the answer is not a JSON array")
+                               statusCode: nil, error: nil, message: "the answer is not a JSON array: \(response.quotedBody())")
         }
-        return items.compactMap { item in
-            guard let object = item.object, let name = object["name"]?.string else { return nil }
-            return DeletedObject(name: name, bucketID: object["bucket_id"]?.string ?? bucket)
-        }
+        return objects.map { DeletedObject(name: $0.name, bucketID: $0.bucketID) }
     }
 
     /// `GET /bucket/{id}`: whether the bucket exists and is public.

@@ -1,4 +1,6 @@
+#if canImport(HTTP)
 import HTTP
+#endif
 
 /// What Storage answered instead of success, read from the body (Storage answers HTTP 400 for nearly everything
 /// and puts the real status in the body's `statusCode` string), or why no answer came.

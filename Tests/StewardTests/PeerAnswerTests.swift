@@ -79,6 +79,7 @@ struct PeerAnswerTests {
             #expect(normal.exitCode == 0, "\(normal.output.suffix(2000))")
             var runs = 1
             for bytes in [-1, 2_000_000_000] {
+                try w.storage.reset()
                 try w.storage.upload(["h1.jpeg", "h2.jpeg"])
                 try w.storage.age(2 * 86400, names: ["h1.jpeg", "h2.jpeg"])
                 try w.storage.reset()

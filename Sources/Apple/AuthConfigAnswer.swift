@@ -1,0 +1,14 @@
+import Foundation
+
+/// The Management API's `GET …/config/auth` answer, read for its Apple fields: fields of the wrong type count as
+/// absent; a body that is not a JSON object gives nothing enabled, no IDs and no secret.
+enum AuthConfigAnswer {
+    static func appleFields(from body: [UInt8]) -> (enabled: Bool, clientIDs: [String], secretHash: String?) {
+        let object = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:]
+        let ids = (object["external_apple_client_id"] as? String ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            + (object["external_apple_additional_client_ids"] as? String ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        let enabled = (object["external_apple_enabled"] as? Bool) ?? false
+        let secret = (object["external_apple_secret"] as? String).flatMap { $0.isEmpty ? nil : $0 }
+        return (enabled, ids.filter { !$0.isEmpty }, secret)
+    }
+}
