@@ -79,9 +79,10 @@ struct PeerAnswerTests {
             #expect(normal.exitCode == 0, "\(normal.output.suffix(2000))")
             var runs = 1
             for bytes in [-1, 2_000_000_000] {
+                let names = ["h\(runs)a.jpeg", "h\(runs)b.jpeg"]
                 try w.storage.reset()
-                try w.storage.upload(["h1.jpeg", "h2.jpeg"])
-                try w.storage.age(2 * 86400, names: ["h1.jpeg", "h2.jpeg"])
+                try w.storage.upload(names)
+                try w.storage.age(2 * 86400, names: names)
                 try w.storage.reset()
                 try w.storage.faults(["huge_body_next": 5, "huge_body_bytes": bytes])
                 let huge = try MeasuredProcess.run(arguments, timeout: 60)
@@ -215,5 +216,115 @@ struct PeerAnswerTests {
             #expect(lines.last?.contains("stopped") == true, "last line: \(lines.last ?? "")")
             print("daemon under SIGTERM with a hanging webhook, shutdown_timeout 2 s: exited after \(String(format: "%.2f", seconds)) s")
         }
+    }
+}
+
+/// Hostile HTTP answers from a seeded generator: broken status lines, Retry-After in every wrong form, lengths that
+/// lie, JSON with numbers past Int64 or Double, deep nesting, invalid UTF-8 and control characters.
+struct HostileAnswers {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    mutating func pick<T>(_ items: [T]) -> T { items[Int(next() % UInt64(items.count))] }
+
+    mutating func answer() -> [UInt8] {
+        let status = pick(["HTTP/1.1 200 OK", "HTTP/1.1 429 Too Many Requests", "HTTP/1.1 503 Unavailable", "HTTP/1.1 400 Bad Request",
+                           "HTTP/1.1 500 x", "HTTP/1.1 999 What", "HTTP/1.1 204 No Content", "HTTP/1.0 200", "HTTP/1.1 20", "HTTP/1.1 -1 x",
+                           "HTTP/1.1 200 \u{1B}[31m", "garbage", ""])
+        let retryAfter = pick(["nan", "NaN", "inf", "-inf", "-1", "1e400", "1e300", "99999999999999999999999", "0x10", "1.5", "", " ",
+                               "Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994",
+                               "Mon, 32 Foo 2024 25:61:61 GMT", "0", "1", " 0 ", "\u{7F}", "\u{FEFF}0", "0, 0"])
+        let body = pick(["[]", "[{\"name\": 1e400}]", "[{\"name\": \"o1.jpeg\", \"bucket_id\": 18446744073709551616}]",
+                         "[{\"name\": \"o1.jpeg\", \"metadata\": {\"size\": -9.3e18}}]", "{\"statusCode\": 1e400, \"message\": -0.5, \"error\": 18446744073709551617}",
+                         "{\"statusCode\": \"429\", \"message\": \"\\u0000\\n\\r\\u001b[2J\"}", "{\"statusCode\": 404.5}", "NaN", "-", "1e99999",
+                         String(repeating: "[", count: 5000), String(repeating: "[", count: 300) + String(repeating: "]", count: 300),
+                         "{\"external_apple_enabled\": 1e400, \"external_apple_secret\": 18446744073709551616, \"external_apple_client_id\": []}",
+                         "{\"external_apple_secret\": \"\\ud800\"}", "\"just a string\"", "null", ""])
+        var lines = [status]
+        if next() % 3 != 0 { lines.append("Retry-After: \(retryAfter)") }
+        if next() % 4 == 0 { lines.append("Retry-After: \(pick(["nan", "0", "-5"]))") }
+        if next() % 2 == 0 { lines.append("Content-Type: \(pick(["application/json", "text/html", "application/json; charset=\u{1}"]))") }
+        var bodyBytes = Array(body.utf8)
+        if next() % 6 == 0 { bodyBytes += [0xFF, 0xFE, 0xC3, 0x28, 0xED, 0xA0, 0x80] }
+        switch next() % 6 {
+        case 0: lines.append("Content-Length: \(bodyBytes.count + Int(next() % 50) + 1)")       // says more than comes
+        case 1: lines.append("Content-Length: \(pick(["-1", "nan", "18446744073709551616", "abc"]))")
+        case 2: lines.append("Transfer-Encoding: chunked"); bodyBytes = Array("\(pick(["zz", "ffffffffffffffffff", "-1", "5"]))\r\n".utf8) + bodyBytes
+        default: lines.append("Content-Length: \(bodyBytes.count)")
+        }
+        if next() % 5 == 0 { lines.append(pick(["X-Bad", ": empty name", "X-Long: " + String(repeating: "a", count: 9000), "X-Ctl: a\u{0}b"])) }
+        lines.append("Connection: close")
+        return Array((lines.joined(separator: "\r\n") + "\r\n\r\n").utf8) + bodyBytes
+    }
+}
+
+@Suite("answers from remote peers: generated hostile answers against the real binary", .serialized)
+struct HostilePeerAnswerTests {
+    /// Posts `settings` to an emulator's fault route; returns how many raw answers are still queued.
+    @discardableResult
+    func queue(_ url: String, _ settings: [String: Any]) throws -> Int {
+        let data = try JSONSerialization.data(withJSONObject: settings)
+        let reply = try shell("curl -sf -X POST --data-binary @- \(url)/__emulator/faults <<'EOF'\n\(String(decoding: data, as: UTF8.self))\nEOF")
+        return ((try? JSONSerialization.jsonObject(with: Data(reply.utf8)) as? [String: Any])?["raw_next"] as? [Any])?.count ?? 0
+    }
+
+    @Test("generated hostile answers from Storage (orphan-avatars) and the Management API (push): no crash, every run ends")
+    func generatedAnswers() throws {
+        let seed = UInt64(ProcessInfo.processInfo.environment["STEWARD_HOSTILE_SEED"] ?? "") ?? UInt64.random(in: 0...UInt64.max)
+        print("hostile answers: seed \(seed) (STEWARD_HOSTILE_SEED=\(seed) replays it)")
+        var generator = HostileAnswers(seed: seed)
+        var cases = 0, crashes = 0, runs = 0
+        try AvatarWorld.with(users: 2) { w in
+            try w.seed(orphans: [], kept: 2)
+            let (arguments, path) = try w.arguments([], config: "timeout = 20s")
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            for round in 0..<16 {
+                try w.storage.reset()
+                try w.storage.upload(["g\(round)a.jpeg", "g\(round)b.jpeg"])
+                try w.storage.age(2 * 86400, names: ["g\(round)a.jpeg", "g\(round)b.jpeg"])
+                let answers = (0..<6).map { _ in generator.answer() }
+                try queue(w.storage.url, ["raw_next": answers.map { Data($0).base64EncodedString() }])
+                let run = try MeasuredProcess.run(arguments, timeout: 60)
+                runs += 1
+                let left = try queue(w.storage.url, [:])
+                cases += answers.count - left
+                if run.crashed {
+                    crashes += 1
+                    Issue.record("orphan-avatars killed by signal \(run.signal ?? 0) (seed \(seed), round \(round)): \(run.stderr.suffix(1500))")
+                }
+                #expect(!run.timedOut, "round \(round) did not end (seed \(seed))")
+                #expect(try w.storage.objects().isSuperset(of: ["keep0.jpeg", "keep1.jpeg"]), "a referenced object went (seed \(seed))")
+            }
+        }
+        try AppleWorld.with { w in
+            let m = try ManagementWorld(folder: w.folder)
+            for round in 0..<10 {
+                let answers = (0..<4).map { _ in generator.answer() }
+                try queue(m.url, ["raw_next": answers.map { Data($0).base64EncodedString() }])
+                let command = round % 2 == 0 ? ["apple-secret", "generate", "--push", "--days", "5"] : ["apple-secret", "status"]
+                let run = try MeasuredProcess.run(command + ["--config", try w.config(m.api), "--database-url", w.db.url], timeout: 60)
+                runs += 1
+                let left = try queue(m.url, ["raw_next": []])
+                cases += answers.count - left
+                if run.crashed {
+                    crashes += 1
+                    Issue.record("\(command.joined(separator: " ")) killed by signal \(run.signal ?? 0) (seed \(seed), round \(round)): \(run.stderr.suffix(1500))")
+                }
+                #expect(!run.timedOut, "round \(round) did not end (seed \(seed))")
+                #expect(!run.output.contains(m.token))
+            }
+        }
+        FaultLedger.record("peer answers: fuzzed and hostile", runs: runs, faults: cases, objectsChecked: 0, losses: 0,
+                           cases: cases, crashes: crashes)
+        #expect(crashes == 0)
+        #expect(cases > 0)
     }
 }
