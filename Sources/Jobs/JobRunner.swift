@@ -20,7 +20,10 @@ public struct JobRunner: Sendable {
     /// A run-level failure reason that is not the job's own error.
     struct TimedOut: Error, CustomStringConvertible {
         let seconds: Double
-        var description: String { "timed out after \(JobRunner.format(seconds)) s (the job was cancelled)" }
+        var description: String {
+            let bounded = JobRunner.boundedSeconds(seconds)
+            return "timed out after \(bounded == bounded.rounded() ? String(Int64(bounded)) : JobRunner.format(bounded)) s (the job was cancelled)"
+        }
     }
 
     let session: DatabaseSession

@@ -71,8 +71,8 @@ struct PeerAnswerTests {
 
     @Test("an endless or huge Storage answer is cut at the cap: the run fails cleanly, naming the peer and the cap, and memory stays bounded")
     func hugeBody() throws {
-        try AvatarWorld.with(users: 2) { w in
-            try w.seed(orphans: ["n1.jpeg", "n2.jpeg"], kept: 2)
+        try AvatarWorld.with(users: 6) { w in
+            try w.seed(orphans: ["n1.jpeg", "n2.jpeg"], kept: 6)
             let (arguments, path) = try w.arguments([], config: "")
             defer { try? FileManager.default.removeItem(atPath: path) }
             let normal = try MeasuredProcess.run(arguments, timeout: 60)
