@@ -20,6 +20,8 @@ public struct PeerTextRedactor: Sendable {
             forms.insert(Self.percentEncoded(secret, upper: false))
             forms.insert(Self.percentEncoded(secret, upper: true, keepingDelimiters: true))
             forms.insert(Self.percentEncoded(secret, upper: false, keepingDelimiters: true))
+            forms.insert(Self.percentEncoded(secret, upper: true, keepingMarks: false))
+            forms.insert(Self.percentEncoded(secret, upper: false, keepingMarks: false))
             forms.insert(secret.replacing("/", with: "\\/"))
             forms.insert(secret.replacing(" ", with: "+"))
         }
@@ -86,12 +88,13 @@ public struct PeerTextRedactor: Sendable {
         return out
     }
 
-    private static func percentEncoded(_ text: String, upper: Bool, keepingDelimiters: Bool = false) -> String {
+    /// `keepingMarks`: `-._~` stay as they are (RFC 3986 unreserved); without, only letters and digits do.
+    private static func percentEncoded(_ text: String, upper: Bool, keepingDelimiters: Bool = false, keepingMarks: Bool = true) -> String {
         let digits = Array((upper ? "0123456789ABCDEF" : "0123456789abcdef").utf8)
         var out: [UInt8] = []
         for byte in text.utf8 {
             let unreserved = (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x30 && byte <= 0x39)
-                || byte == 0x2D || byte == 0x2E || byte == 0x5F || byte == 0x7E
+                || (keepingMarks && (byte == 0x2D || byte == 0x2E || byte == 0x5F || byte == 0x7E))
             let delimiter = keepingDelimiters && [0x2F, 0x3A, 0x3D, 0x26, 0x2B, 0x40].contains(byte)
             if unreserved || delimiter { out.append(byte) } else { out += [0x25, digits[Int(byte >> 4)], digits[Int(byte & 15)]] }
         }

@@ -68,10 +68,11 @@ public enum RetryAfter {
     private static func assemble(day: Int, month: Int, year: Int, time: (Int, Int, Int)?) -> Double? {
         guard let (h, m, s) = time, (1...31).contains(day), (1900...9999).contains(year) else { return nil }
         // Days from the civil date (proleptic Gregorian), without the C library's time zone state.
-        let y = month < 2 ? year - 1 : year
+        let civilMonth = month + 1   // 1 = January
+        let y = civilMonth <= 2 ? year - 1 : year
         let era = y / 400
         let yoe = y - era * 400
-        let mp = (month + 9) % 12
+        let mp = (civilMonth + 9) % 12
         let doy = (153 * mp + 2) / 5 + day - 1
         let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
         let days = era * 146_097 + doe - 719_468
