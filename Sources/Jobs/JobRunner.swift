@@ -26,6 +26,11 @@ public struct JobRunner: Sendable {
         }
     }
 
+    /// The run was cancelled from outside (the daemon stopping past `shutdown_timeout`) before it finished.
+    struct Stopped: Error, CustomStringConvertible {
+        var description: String { "cancelled before it finished (the process is stopping: shutdown_timeout reached)" }
+    }
+
     let session: DatabaseSession
     let history: RunHistory
     let logger: Logger
@@ -114,15 +119,24 @@ public struct JobRunner: Sendable {
         let limit = boundedSeconds(seconds)
         let cancellation = HTTPCancellation(deadline: .now + .milliseconds(Int64(limit * 1000)))
         return try await withThrowingTaskGroup(of: T.self) { group in
-            group.addTask { try await cancellation.scope { try await body() } }
+            group.addTask {
+                let value = try await cancellation.scope { try await body() }
+                // A body that got past its deadline (a transfer cut at it, then a quick finish) still timed out.
+                if let deadline = cancellation.deadline, deadline <= .now { throw TimedOut(seconds: seconds) }
+                return value
+            }
             group.addTask {
                 try await Task.sleep(for: .milliseconds(Int64(limit * 1000)))
                 cancellation.cancel()
                 throw TimedOut(seconds: seconds)
             }
             defer { group.cancelAll() }
-            guard let first = try await group.next() else { throw CancellationError() }
-            return first
+            do {
+                guard let first = try await group.next() else { throw Stopped() }
+                return first
+            } catch is CancellationError {
+                throw Stopped()
+            }
         }
     }
 

@@ -215,7 +215,10 @@ struct PeerAnswerTests {
             #expect(seconds < 3, "the daemon lived \(seconds) s after SIGTERM")
             let lines = result.stderr.split(separator: "\n").filter { !$0.isEmpty }
             #expect(lines.last?.contains("stopped") == true, "last line: \(lines.last ?? "")")
-            print("daemon under SIGTERM with a hanging webhook, shutdown_timeout 2 s: exited after \(String(format: "%.2f", seconds)) s")
+            let recorded = try w.db.connect().query("select status || ' ' || coalesce(error, '') from steward.job_runs where job = 'apple-secret' order by id").rows
+                .map { try $0.decode(String.self, at: 0) }
+            #expect(recorded.contains { $0.hasPrefix("failed cancelled before it finished") }, "\(recorded)")
+            print("daemon under SIGTERM with a hanging webhook, shutdown_timeout 2 s: exited after \(String(format: "%.2f", seconds)) s; runs: \(recorded)")
         }
     }
 }
