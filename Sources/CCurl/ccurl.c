@@ -1,7 +1,6 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include "ccurl.h"
 
 static __typeof__(curl_global_init) *p_global_init;
@@ -110,10 +109,5 @@ CURLcode steward_curl_perform_cancellable(CURL *easy, CURLM *multi, const int *c
     return result;
 }
 
-int *steward_flag_new(void) {
-    int *flag = calloc(1, sizeof(int));
-    return flag;
-}
-void steward_flag_free(int *flag) { free(flag); }
 void steward_flag_set(int *flag) { __atomic_store_n(flag, 1, __ATOMIC_RELEASE); }
 int steward_flag_get(const int *flag) { return __atomic_load_n(flag, __ATOMIC_ACQUIRE); }

@@ -13,11 +13,12 @@ public final class HTTPCancellation: @unchecked Sendable {
     public let deadline: ContinuousClock.Instant?
 
     public init(deadline: ContinuousClock.Instant? = nil) {
-        flag = steward_flag_new() ?? UnsafeMutablePointer<Int32>.allocate(capacity: 1)
+        flag = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
+        flag.initialize(to: 0)
         self.deadline = deadline
     }
 
-    deinit { steward_flag_free(flag) }
+    deinit { flag.deallocate() }
 
     /// The switch for the transfers started inside the current task (and its child tasks); nil outside any job.
     @TaskLocal public static var current: HTTPCancellation?

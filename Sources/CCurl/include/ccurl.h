@@ -32,9 +32,7 @@ void steward_curl_multi_cleanup(CURLM *m);
    at least every 100 ms: once set, the transfer is aborted with CURLE_ABORTED_BY_CALLBACK. */
 CURLcode steward_curl_perform_cancellable(CURL *easy, CURLM *multi, const int *cancelled);
 
-/* A flag set once from any thread and read from any other (atomic). */
-int *steward_flag_new(void);
-void steward_flag_free(int *flag);
+/* A flag (an int owned by the caller, starting at 0) set once from any thread and read from any other, atomically. */
 void steward_flag_set(int *flag);
 int steward_flag_get(const int *flag);
 
