@@ -47,12 +47,17 @@ public struct PeerTextRedactor: Sendable {
         return secrets
     }
 
-    /// `text` with every form of every secret replaced by `mark`.
+    /// `text` with every form of every secret replaced by `mark`. The match is on UTF-8 bytes, not characters: a
+    /// combining or prepended scalar next to a secret (which would glue it into another grapheme) cannot hide it.
     public func redact(_ text: String) -> String {
         guard !forms.isEmpty else { return text }
-        var result = text
-        for form in forms where result.contains(form) { result = result.replacing(form, with: Self.mark) }
-        return result
+        var bytes = Array(text.utf8)
+        let mark = Array(Self.mark.utf8)
+        for form in forms {
+            let needle = Array(form.utf8)
+            if bytes.firstRange(of: needle) != nil { bytes = bytes.replacing(needle, with: mark) }
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// A peer's bytes as an error may quote them: decoded (invalid UTF-8 replaced), redacted, cut to `limit`
