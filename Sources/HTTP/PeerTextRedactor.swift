@@ -54,10 +54,29 @@ public struct PeerTextRedactor: Sendable {
         var bytes = Array(text.utf8)
         let mark = Array(Self.mark.utf8)
         for form in forms {
-            let needle = Array(form.utf8)
-            if bytes.firstRange(of: needle) != nil { bytes = bytes.replacing(needle, with: mark) }
+            if let replaced = Self.replacing(Array(form.utf8), in: bytes, with: mark) { bytes = replaced }
         }
         return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// `bytes` with every occurrence of `needle` replaced by `mark`, or nil when there is none.
+    static func replacing(_ needle: [UInt8], in bytes: [UInt8], with mark: [UInt8]) -> [UInt8]? {
+        guard let first = needle.first, bytes.count >= needle.count else { return nil }
+        let last = bytes.count - needle.count
+        var out: [UInt8] = []
+        var found = false
+        var index = 0
+        while index < bytes.count {
+            if index <= last, bytes[index] == first, bytes[index..<(index + needle.count)].elementsEqual(needle) {
+                if !found { out.reserveCapacity(bytes.count); out += bytes[..<index]; found = true }
+                out += mark
+                index += needle.count
+            } else {
+                if found { out.append(bytes[index]) }
+                index += 1
+            }
+        }
+        return found ? out : nil
     }
 
     /// A peer's bytes as an error may quote them: decoded (invalid UTF-8 replaced), redacted, cut to `limit`
