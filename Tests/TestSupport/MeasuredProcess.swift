@@ -11,13 +11,22 @@ public enum MeasuredProcess {
         public let stdout: String
         public let stderr: String
         public let seconds: Double
-        /// Peak resident set size, in KiB (`ru_maxrss`).
+        /// Peak resident set size of the program itself, in KiB: the highest `VmHWM` of `/proc/<pid>/status` seen while it
+        /// ran (sampled every 5 ms). `ru_maxrss` from `wait4` is not used: after a vfork-style spawn it starts from the
+        /// test process's own peak.
         public let maxRSSKiB: Int
         /// Killed by the test's own timeout.
         public let timedOut: Bool
         public var output: String { stdout + stderr }
         /// Ended by a signal the test did not send.
         public var crashed: Bool { signal != nil && !timedOut }
+    }
+
+    /// `VmHWM` of a running process, in KiB (0 once it has exited or before its program is loaded).
+    static func highWaterKiB(_ pid: pid_t) -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) else { return 0 }
+        return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
     }
 
     /// Runs `steward arguments…` (SIGKILL after `timeout` seconds).
@@ -45,7 +54,9 @@ public enum MeasuredProcess {
         var usage = rusage()
         var timedOut = false
         let deadline = started.addingTimeInterval(timeout)
+        var peak = 0
         while true {
+            peak = max(peak, highWaterKiB(pid))
             let reaped = wait4(pid, &status, WNOHANG, &usage)
             if reaped == pid { break }
             if reaped < 0 && errno != EINTR { break }
@@ -56,6 +67,6 @@ public enum MeasuredProcess {
         let signalled = (status & 0x7f) != 0 && (status & 0x7f) != 0x7f
         let read = { (path: String) in (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
         return Result(exitCode: signalled ? nil : (status >> 8) & 0xff, signal: signalled ? status & 0x7f : nil,
-                      stdout: read(outPath), stderr: read(errPath), seconds: seconds, maxRSSKiB: Int(usage.ru_maxrss), timedOut: timedOut)
+                      stdout: read(outPath), stderr: read(errPath), seconds: seconds, maxRSSKiB: peak, timedOut: timedOut)
     }
 }
