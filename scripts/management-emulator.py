@@ -4,18 +4,26 @@
     GET   /v1/projects/{ref}/config/auth   the Apple fields; external_apple_secret is hex(HMAC-SHA256(ref, secret))
     PATCH /v1/projects/{ref}/config/auth   sets any of the Apple fields
 Requires Authorization: Bearer <the --token given> (an sbp_ token). POST /__emulator/faults {"rate_limit_next": n}
-makes the next n requests answer 429. Differences from the real API: only the Apple fields, one project, no
+makes the next n requests answer 429 with Retry-After retry_after (any text), and the hostile answers of
+storage-emulator.py apply here too (hang_next, huge_body_next, echo_next, raw_next). POST /hook/… is a
+Slack-style webhook receiver (200, counted in stats), under the same faults. Differences from the real API: only the Apple fields, one project, no
 other routes, state in memory.
 """
-import argparse, hashlib, hmac, json, os, threading
+import argparse, base64, hashlib, hmac, importlib.util, json, os, threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+_spec = importlib.util.spec_from_file_location("storage_emulator", os.path.join(os.path.dirname(os.path.abspath(__file__)), "storage-emulator.py"))
+_storage = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_storage)
+hostile = _storage.hostile
 
 ARGS = None
 LOCK = threading.Lock()
 STATE = {"external_apple_enabled": True, "external_apple_client_id": "", "external_apple_additional_client_ids": "",
          "external_apple_secret": "", "external_apple_email_optional": False}
-FAULTS = {"rate_limit_next": 0}
-STATS = {"requests": 0, "patches": 0}
+FAULTS = {"rate_limit_next": 0, "retry_after": "1", "hang_next": 0, "hang_s": 600, "huge_body_next": 0, "huge_body_bytes": -1,
+          "echo_next": 0, "echo_status": 500, "raw_next": []}
+STATS = {"requests": 0, "patches": 0, "hooks": 0}
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -48,9 +56,29 @@ class Handler(BaseHTTPRequestHandler):
                 return self.reply(200, STATS)
         with LOCK:
             STATS["requests"] += 1
-            if FAULTS["rate_limit_next"] > 0:
+            action = None
+            if FAULTS["raw_next"]:
+                action = ("raw", base64.b64decode(FAULTS["raw_next"].pop(0)))
+            elif FAULTS["hang_next"] > 0:
+                FAULTS["hang_next"] -= 1; action = "hang"
+            elif FAULTS["huge_body_next"] > 0:
+                FAULTS["huge_body_next"] -= 1; action = "huge"
+            elif FAULTS["echo_next"] > 0:
+                FAULTS["echo_next"] -= 1; action = "echo"
+            elif FAULTS["rate_limit_next"] > 0:
                 FAULTS["rate_limit_next"] -= 1
-                return self.reply(429, {"message": "Too many requests"}, {"Retry-After": "1"})
+                action = "limit"
+            settings = (FAULTS["hang_s"], FAULTS["huge_body_bytes"], FAULTS["echo_status"], FAULTS["retry_after"])
+        if action == "limit":
+            self.body()
+            return self.reply(429, {"message": "Too many requests"}, {"Retry-After": str(settings[3])})
+        if action and hostile(self, action, *settings):
+            return
+        if self.path.startswith("/hook/") and method == "POST":
+            self.body()
+            with LOCK:
+                STATS["hooks"] += 1
+            return self.reply(200, {"ok": True})
         if self.path != f"/v1/projects/{ARGS.ref}/config/auth":
             return self.reply(404, {"message": "Not found"})
         if self.headers.get("Authorization") != f"Bearer {ARGS.token}":

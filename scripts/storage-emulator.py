@@ -8,7 +8,11 @@ platform), exact-name deletes, and errors as HTTP 400 with the real status in th
 Objects' bytes live under --data-dir. Faults are injected through POST /__emulator/faults (tests only):
 fail_next (500s), rate_limit_next with retry_after (429 + Retry-After), delay_ms (slow answers), drop_next (the
 connection closed without an answer), partial_delete (a share of every delete batch left undone) or
-partial_delete_next (the next n batches half done), fail_every (every n-th request a 500).
+partial_delete_next (the next n batches half done), fail_every (every n-th request a 500), and hostile answers:
+retry_after takes any text ("nan", a date), hang_next (the next n requests get no answer for hang_s seconds),
+huge_body_next with huge_body_bytes (a 200 whose JSON-looking body is that long; -1: endless), echo_next with
+echo_status (an error whose body and X-Echo header repeat the request's headers, raw and percent-encoded, as a
+careless proxy does), raw_next (a list of base64 byte strings, each written verbatim as the next answer).
 
     scripts/storage-emulator.py --port 54350 --database-url postgresql://supabase_storage_admin:…@127.0.0.1:54329/db \\
         --data-dir .local/storage --jwt-secret … [--hard-limits]
@@ -18,15 +22,17 @@ no signed URLs, no bucket creation routes, a simplified list (no search ranking)
 """
 import argparse, base64, hashlib, hmac, json, os, random, threading, time, uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import unquote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 import psycopg
 
 ARGS = None
 LOCAL = threading.local()
 FAULTS_LOCK = threading.Lock()
-FAULTS = {"fail_next": 0, "rate_limit_next": 0, "retry_after": 1, "delay_ms": 0, "drop_next": 0, "partial_delete": 0.0,
-          "partial_delete_next": 0, "fail_every": 0}
+DEFAULT_FAULTS = {"fail_next": 0, "rate_limit_next": 0, "retry_after": 1, "delay_ms": 0, "drop_next": 0, "partial_delete": 0.0,
+                  "partial_delete_next": 0, "fail_every": 0, "hang_next": 0, "hang_s": 600, "huge_body_next": 0,
+                  "huge_body_bytes": -1, "echo_next": 0, "echo_status": 500, "raw_next": []}
+FAULTS = json.loads(json.dumps(DEFAULT_FAULTS))
 STATS = {"requests": 0, "deleted": 0, "faults": 0, "by_route": {}}
 
 
@@ -70,6 +76,55 @@ def connection():
         conn = psycopg.connect(ARGS.database_url, autocommit=False)
         LOCAL.conn = conn
     return conn
+
+
+def hostile(handler, action, hang_s, huge_bytes, echo_status, retry_after):
+    """The hostile answers (shared with management-emulator.py): True when `action` was one and was answered."""
+    kind = action[0] if isinstance(action, tuple) else action
+    if kind not in ("raw", "hang", "huge", "echo"):
+        return False
+    length = int(handler.headers.get("Content-Length") or 0)
+    if length:
+        handler.rfile.read(length)
+    handler.close_connection = True
+    try:
+        if kind == "raw":
+            handler.wfile.write(action[1])
+            handler.wfile.flush()
+        elif kind == "hang":
+            end = time.time() + hang_s
+            while time.time() < end:
+                time.sleep(0.2)
+        elif kind == "huge":
+            handler.send_response(200)
+            handler.send_header("Content-Type", "application/json")
+            handler.send_header("Connection", "close")
+            if huge_bytes >= 0:
+                handler.send_header("Content-Length", str(huge_bytes))
+            handler.end_headers()
+            item = b'{"name":"' + b"x" * 200 + b'","bucket_id":"avatars"},'
+            chunk = b"[" + item * (65536 // len(item))
+            sent = 0
+            while huge_bytes < 0 or sent < huge_bytes:
+                part = chunk if huge_bytes < 0 else chunk[: huge_bytes - sent]
+                handler.wfile.write(part)
+                sent += len(part)
+                chunk = item * (65536 // len(item))
+        elif kind == "echo":
+            lines = [f"{k}: {v}" for k, v in handler.headers.items()]
+            text = "\n".join(lines)
+            message = f"proxy error; your request was:\n{text}\nencoded: {quote(text, safe='')}"
+            data = json.dumps({"statusCode": str(echo_status), "error": "echo " + text, "message": message}).encode()
+            handler.send_response(echo_status)
+            handler.send_header("Content-Type", "application/json")
+            handler.send_header("Content-Length", str(len(data)))
+            handler.send_header("Retry-After", str(retry_after))
+            handler.send_header("X-Echo", quote(" ".join(lines), safe=""))
+            handler.end_headers()
+            handler.wfile.write(data)
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    return True
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -137,7 +192,15 @@ class Handler(BaseHTTPRequestHandler):
             STATS["requests"] += 1
             delay = FAULTS["delay_ms"]
             action = None
-            if FAULTS["drop_next"] > 0:
+            if FAULTS["raw_next"]:
+                action = ("raw", base64.b64decode(FAULTS["raw_next"].pop(0)))
+            elif FAULTS["hang_next"] > 0:
+                FAULTS["hang_next"] -= 1; action = "hang"
+            elif FAULTS["huge_body_next"] > 0:
+                FAULTS["huge_body_next"] -= 1; action = "huge"
+            elif FAULTS["echo_next"] > 0:
+                FAULTS["echo_next"] -= 1; action = "echo"
+            elif FAULTS["drop_next"] > 0:
                 FAULTS["drop_next"] -= 1; action = "drop"
             elif FAULTS["fail_next"] > 0:
                 FAULTS["fail_next"] -= 1; action = "fail"
@@ -148,11 +211,14 @@ class Handler(BaseHTTPRequestHandler):
             if action or delay:
                 STATS["faults"] += 1
             retry_after = FAULTS["retry_after"]
+            hang_s, huge_bytes, echo_status = FAULTS["hang_s"], FAULTS["huge_body_bytes"], FAULTS["echo_status"]
         if delay:
             time.sleep(delay / 1000)
         if action == "drop":
             self.close_connection = True
             self.connection.shutdown(2)
+            return True
+        if action and hostile(self, action, hang_s, huge_bytes, echo_status, retry_after):
             return True
         if action:
             # Read the request body first, as a real server does: left unread it would be taken for the next request.
@@ -376,8 +442,7 @@ class Handler(BaseHTTPRequestHandler):
                 return self.reply(200, STATS)
         if path == "/__emulator/reset" and method == "POST":
             with FAULTS_LOCK:
-                FAULTS.update({"fail_next": 0, "rate_limit_next": 0, "retry_after": 1, "delay_ms": 0, "drop_next": 0,
-                               "partial_delete": 0.0, "partial_delete_next": 0, "fail_every": 0})
+                FAULTS.update(json.loads(json.dumps(DEFAULT_FAULTS)))
                 STATS.update({"requests": 0, "deleted": 0, "faults": 0, "by_route": {}})
             return self.reply(200, {"ok": True})
         if path == "/__emulator/health":

@@ -2,7 +2,8 @@ import Foundation
 import HTTP
 
 /// The part of Supabase's Management API that holds the Apple provider's settings:
-/// `GET`/`PATCH /v1/projects/{ref}/config/auth` with a personal access token (`sbp_…`).
+/// `GET`/`PATCH /v1/projects/{ref}/config/auth` with a personal access token (`sbp_…`). Answers are read under a
+/// size cap and quoted in errors only through the request's redactor (the token and the pushed secret removed).
 public final class ManagementAPI: @unchecked Sendable {
     /// The Apple fields as `GET` returns them; `secretHash` is `hex(HMAC-SHA256(ref, secret))`, never the secret.
     public struct AppleSettings: Sendable {
@@ -33,27 +34,29 @@ public final class ManagementAPI: @unchecked Sendable {
 
     public func appleSettings() throws -> AppleSettings {
         let response = try send("GET", body: nil)
-        let object = (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any] ?? [:]
-        let ids = (object["external_apple_client_id"] as? String ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-            + (object["external_apple_additional_client_ids"] as? String ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-        return AppleSettings(enabled: object["external_apple_enabled"] as? Bool ?? false, clientIDs: ids.filter { !$0.isEmpty },
-                             secretHash: (object["external_apple_secret"] as? String).flatMap { $0.isEmpty ? nil : $0 })
+        let fields = AuthConfigAnswer.appleFields(from: response.body)
+        return AppleSettings(enabled: fields.enabled, clientIDs: fields.clientIDs, secretHash: fields.secretHash)
     }
 
     /// Sets the Apple secret (`PATCH … {"external_apple_secret": …}`).
     public func setAppleSecret(_ secret: String) throws {
         let body = try JSONSerialization.data(withJSONObject: ["external_apple_secret": secret])
-        _ = try send("PATCH", body: [UInt8](body))
+        _ = try send("PATCH", body: [UInt8](body), secrets: [secret])
     }
 
-    private func send(_ method: String, body: [UInt8]?) throws -> HTTPResponse {
+    /// The largest answer read: the auth config is a few KiB.
+    static let maxAnswerBytes = 1 << 20
+
+    /// One call with retries; an error quotes the answer with the token and `secrets` removed, cut and escaped.
+    private func send(_ method: String, body: [UInt8]?, secrets: [String] = []) throws -> HTTPResponse {
         let request = HTTPRequest(method: method, url: "\(baseURL)/v1/projects/\(projectRef)/config/auth",
-                                  headers: [("Authorization", "Bearer " + token), ("Content-Type", "application/json")], body: body)
+                                  headers: [("Authorization", "Bearer " + token), ("Content-Type", "application/json")], body: body,
+                                  maxResponseBytes: Self.maxAnswerBytes, secrets: [token] + secrets)
         let response: HTTPResponse
         do { response = try http.send(request, retrying: retry).response }
-        catch { throw APIError(status: nil, message: error.message) }
+        catch { throw APIError(status: nil, message: request.redactor.quote(error.message)) }
         guard (200...299).contains(response.status) else {
-            throw APIError(status: response.status, message: String(decoding: response.body.prefix(300), as: UTF8.self))
+            throw APIError(status: response.status, message: response.quotedBody())
         }
         return response
     }

@@ -57,7 +57,7 @@ public final class Daemon: Sendable {
         }
         let controlSession = makeSession("control")
 
-        return await withTaskGroup(of: Int32?.self) { group in
+        let code = await withTaskGroup(of: Int32?.self) { group -> Int32 in
             group.addTask { await self.handleSignals(relay) }
             group.addTask {
                 // The socket answers while the database is still being waited for.
@@ -84,18 +84,22 @@ public final class Daemon: Sendable {
                 return 0
             }
             group.addTask { await self.housekeeping(); return nil }
-            // The scheduler returns once a stop was asked for and its runs are over: then everything else stops.
+            // The scheduler returns once a stop was asked for and its runs are over (or cancelled at the shutdown
+            // deadline): then everything else is cancelled, and the group waits for all of it to end.
+            var exitCode: Int32 = 0
             while let result = await group.next() {
                 if let code = result {
+                    exitCode = code
                     lifecycle.stop()
                     group.cancelAll()
-                    await controlSession.reset()
-                    logger.notice("stopped", [("exit", String(code))])
-                    return code
                 }
             }
-            return 0
+            return exitCode
         }
+        await controlSession.reset()
+        // Logged once every part has returned: nothing runs after this line but the process exit.
+        logger.notice("stopped", [("exit", String(code))])
+        return code
     }
 
     /// Waits for the database, prepares Steward's schema, checks the app schema; false when stopped first.

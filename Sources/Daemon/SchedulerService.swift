@@ -54,9 +54,9 @@ struct SchedulerService {
                         coordinator.withScheduler { $0.lostLeadership() }
                         if running == 0 { group.cancelAll(); continue }
                         let timeout = coordinator.settings.config.shutdownTimeoutSeconds
-                        logger.notice("stopping: waiting for running jobs", [("running", String(running)), ("timeout_s", String(Int(timeout)))])
+                        logger.notice("stopping: waiting for running jobs", [("running", String(running)), ("timeout_s", JobRunner.format(timeout))])
                         group.addTask {
-                            try? await Task.sleep(nanoseconds: UInt64(timeout * 1e9))
+                            try? await Task.sleep(for: .milliseconds(Int64(JobRunner.boundedSeconds(timeout) * 1000)))
                             return .shutdownDeadline
                         }
                     }
@@ -98,7 +98,7 @@ struct SchedulerService {
                 let wake = coordinator.withScheduler { $0.nextWake() }
                 let delay = max(0.001, min(1.0, (wake ?? .distantFuture).timeIntervalSinceNow))
                 group.addTask {
-                    try? await Task.sleep(nanoseconds: UInt64(delay * 1e9))
+                    try? await Task.sleep(for: .milliseconds(Int64(max(1, delay * 1000))))
                     return .tick
                 }
             }

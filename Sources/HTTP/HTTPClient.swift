@@ -4,7 +4,9 @@ import Glibc
 #endif
 
 /// An HTTP client over one libcurl easy handle, reused for every request so connections are kept alive.
-/// TLS verification is always on. Not for concurrent use: one client per job run, on one thread.
+/// TLS verification is always on. Answers are read under the request's size cap; every transfer and retry wait
+/// ends within 100 ms of its `HTTPCancellation` being cancelled and never outlasts its deadline.
+/// Not for concurrent use: one client per job run, on one thread.
 public final class HTTPClient {
     /// Timeouts and identification.
     public struct Options: Sendable {
@@ -16,39 +18,65 @@ public final class HTTPClient {
         public init() {}
     }
 
+    /// The most header bytes one answer may carry.
+    public static let maxHeaderBytes = 256 * 1024
+
     /// nil when libcurl could not be loaded or gave no handle: every request then fails with the reason.
     private let handle: UnsafeMutableRawPointer?
+    private let multi: UnsafeMutableRawPointer?
     public let options: Options
+    /// The switch that stops this client's transfers (the job's, when made inside one).
+    public let cancellation: HTTPCancellation
 
-    public init(options: Options = Options()) {
+    /// `cancellation` defaults to the current task's (`HTTPCancellation.current`), so a client made inside a job
+    /// run stops with the run.
+    public init(options: Options = Options(), cancellation: HTTPCancellation? = HTTPCancellation.current) {
         handle = steward_curl_easy_init()
+        multi = steward_curl_multi_init()
         self.options = options
+        self.cancellation = cancellation ?? HTTPCancellation()
     }
 
-    deinit { steward_curl_easy_cleanup(handle) }
+    deinit {
+        steward_curl_easy_cleanup(handle)
+        steward_curl_multi_cleanup(multi)
+    }
+
+    /// `seconds` as libcurl milliseconds: at least 1, at most a day; not a number gives `fallback`.
+    static func milliseconds(_ seconds: Double, fallback: Double) -> Int {
+        let value = seconds.isFinite && seconds > 0 ? seconds : fallback
+        return Int(min(max(value, 0.001), 86_400) * 1000)
+    }
 
     /// Sends one request; throws `HTTPError` when no response came (HTTP error statuses are responses).
     public func send(_ request: HTTPRequest) throws(HTTPError) -> HTTPResponse {
-        guard let handle else {
+        guard let handle, let multi else {
             let reason = steward_curl_load_error().map { String(cString: $0) } ?? "curl_easy_init failed"
             throw HTTPError(request: request.summary, message: "libcurl is not available (install libcurl4): \(reason)", curlCode: Int(CURLE_FAILED_INIT.rawValue))
         }
+        let redactor = request.redactor
+        if cancellation.isCancelled {
+            throw HTTPError(request: request.summary, message: "cancelled before it was sent (the run timed out or is stopping)", curlCode: Int(CURLE_ABORTED_BY_CALLBACK.rawValue))
+        }
         steward_curl_easy_reset(handle)
-        let sink = ResponseSink()
+        let sink = ResponseSink(maxBodyBytes: max(0, request.maxResponseBytes), maxHeaderBytes: Self.maxHeaderBytes)
         var headerList: UnsafeMutablePointer<curl_slist>?
         for (name, value) in request.headers { headerList = steward_curl_slist_append(headerList, "\(name): \(value)") }
         // An empty Expect keeps curl from waiting for "100 Continue" on bodies.
         headerList = steward_curl_slist_append(headerList, "Expect:")
         defer { steward_curl_slist_free_all(headerList) }
         let context = Unmanaged.passUnretained(sink).toOpaque()
+        var total = request.timeoutSeconds ?? options.totalTimeoutSeconds
+        if let left = cancellation.remainingSeconds { total = min(total.isFinite && total > 0 ? total : options.totalTimeoutSeconds, left) }
         _ = steward_curl_setopt_string(handle, steward_CURLOPT_URL, request.url)
         _ = steward_curl_setopt_long(handle, steward_CURLOPT_NOSIGNAL, 1)
         _ = steward_curl_setopt_string(handle, steward_CURLOPT_PROTOCOLS_STR, "http,https")
         _ = steward_curl_setopt_long(handle, steward_CURLOPT_SSL_VERIFYPEER, 1)
         _ = steward_curl_setopt_long(handle, steward_CURLOPT_SSL_VERIFYHOST, 2)
         if let ca = options.caFile { _ = steward_curl_setopt_string(handle, steward_CURLOPT_CAINFO, ca) }
-        _ = steward_curl_setopt_long(handle, steward_CURLOPT_CONNECTTIMEOUT_MS, Int(options.connectTimeoutSeconds * 1000))
-        _ = steward_curl_setopt_long(handle, steward_CURLOPT_TIMEOUT_MS, Int((request.timeoutSeconds ?? options.totalTimeoutSeconds) * 1000))
+        _ = steward_curl_setopt_long(handle, steward_CURLOPT_CONNECTTIMEOUT_MS,
+                                     Self.milliseconds(min(options.connectTimeoutSeconds, total), fallback: 10))
+        _ = steward_curl_setopt_long(handle, steward_CURLOPT_TIMEOUT_MS, Self.milliseconds(total, fallback: 60))
         _ = steward_curl_setopt_string(handle, steward_CURLOPT_USERAGENT, options.userAgent)
         _ = steward_curl_setopt_slist(handle, steward_CURLOPT_HTTPHEADER, headerList)
         _ = steward_curl_setopt_callback(handle, steward_CURLOPT_WRITEFUNCTION) { data, size, count, context in
@@ -64,58 +92,41 @@ public final class HTTPClient {
         } else {
             _ = steward_curl_setopt_string(handle, steward_CURLOPT_CUSTOMREQUEST, request.method)
         }
+        let flag = cancellation.flag
         let body = request.body ?? (request.method == "GET" ? nil : [])
         let code: CURLcode = body.map { bytes in
             bytes.withUnsafeBufferPointer { buffer -> CURLcode in
                 _ = steward_curl_setopt_long(handle, steward_CURLOPT_POSTFIELDSIZE, bytes.count)
                 _ = steward_curl_setopt_pointer(handle, steward_CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(mutating: buffer.baseAddress ?? UnsafePointer(bitPattern: 1)!))
-                return steward_curl_easy_perform(handle)
+                return steward_curl_perform_cancellable(handle, multi, flag)
             }
-        } ?? steward_curl_easy_perform(handle)
+        } ?? steward_curl_perform_cancellable(handle, multi, flag)
         guard code == CURLE_OK else {
-            throw HTTPError(request: request.summary, message: String(cString: steward_curl_easy_strerror(code)), curlCode: Int(code.rawValue))
+            let message: String
+            if sink.bodyOverflow {
+                message = "the answer from \(request.peer) is larger than the cap of \(request.maxResponseBytes) bytes; the transfer was aborted"
+            } else if sink.headerOverflow {
+                message = "the answer from \(request.peer) has more than \(Self.maxHeaderBytes) bytes of headers; the transfer was aborted"
+            } else if code == CURLE_ABORTED_BY_CALLBACK {
+                message = "cancelled (the run timed out or is stopping)"
+            } else if code == CURLE_OPERATION_TIMEDOUT, let left = cancellation.remainingSeconds, left <= 0.05 {
+                message = "stopped at the run's deadline"
+            } else {
+                message = String(cString: steward_curl_easy_strerror(code))
+            }
+            throw HTTPError(request: request.summary, message: message, curlCode: Int(code.rawValue))
         }
         var status = 0
         _ = steward_curl_getinfo_long(handle, steward_CURLINFO_RESPONSE_CODE, &status)
-        return HTTPResponse(status: status, headers: sink.headers, body: sink.bytes)
-    }
-}
-
-/// Collects what libcurl hands over for one transfer.
-final class ResponseSink {
-    var bytes: [UInt8] = []
-    var headers: [(String, String)] = []
-
-    func body(_ data: UnsafeMutablePointer<CChar>, _ count: Int) -> Int {
-        data.withMemoryRebound(to: UInt8.self, capacity: count) { bytes.append(contentsOf: UnsafeBufferPointer(start: $0, count: count)) }
-        return count
-    }
-
-    func header(_ data: UnsafeMutablePointer<CChar>, _ count: Int) -> Int {
-        let line = data.withMemoryRebound(to: UInt8.self, capacity: count) { String(decoding: UnsafeBufferPointer(start: $0, count: count), as: UTF8.self) }
-        if line.hasPrefix("HTTP/") { headers = [] }   // a new response (after 100 Continue or a redirect)
-        if let colon = line.firstIndex(of: ":") {
-            let name = line[..<colon].lowercased()
-            let value = line[line.index(after: colon)...].trimmingCharacters(in: " \t\r\n")
-            headers.append((name, value))
-        }
-        return count
-    }
-}
-
-extension Substring {
-    func trimmingCharacters(in set: String) -> String {
-        var s = self
-        while let f = s.first, set.contains(f) { s = s.dropFirst() }
-        while let l = s.last, set.contains(l) { s = s.dropLast() }
-        return String(s)
+        return HTTPResponse(status: status, headers: sink.headers, body: sink.bytes, redactor: redactor)
     }
 }
 
 extension HTTPClient {
     /// Sends `request` under `policy`: network errors, 429 and 5xx are tried again after the policy's delay
-    /// (`Retry-After` wins); any other answer, or the last one, is returned as it is. `onRetry` hears of each failed
-    /// attempt before the wait. Throws only when the last attempt got no answer at all.
+    /// (a valid `Retry-After` wins, capped; an invalid one is ignored), never past the cancellation's deadline;
+    /// any other answer, or the last one, is returned as it is. `onRetry` hears of each failed attempt before the
+    /// wait. Throws when the last attempt got no answer at all, or when cancelled.
     public func send(_ request: HTTPRequest, retrying policy: RetryPolicy,
                      onRetry: (_ attempt: Int, _ outcome: Result<HTTPResponse, HTTPError>, _ delay: Double) -> Void = { _, _, _ in })
         throws(HTTPError) -> (response: HTTPResponse, attempts: Int) {
@@ -128,13 +139,23 @@ extension HTTPClient {
                 guard RetryPolicy.isRetryable(status: response.status), attempt < policy.maxAttempts else { return (response, attempt) }
                 outcome = .success(response)
             } catch {
-                guard attempt < policy.maxAttempts else { throw error }
+                guard attempt < policy.maxAttempts, !error.cancelled, !error.answerTooLarge else { throw error }
                 outcome = .failure(error)
             }
             let retryAfter = (try? outcome.get())?.header("retry-after")
             let delay = policy.delay(afterAttempt: attempt, retryAfter: retryAfter)
+            // A wait that would outlast the run's deadline is not worth starting: the last outcome stands.
+            if let left = cancellation.remainingSeconds, delay >= left {
+                switch outcome {
+                case .success(let response): return (response, attempt)
+                case .failure(let error): throw error
+                }
+            }
             onRetry(attempt, outcome, delay)
-            usleep(UInt32(delay * 1_000_000))
+            guard cancellation.wait(delay) else {
+                throw HTTPError(request: request.summary, message: "cancelled while waiting to retry (the run timed out or is stopping)",
+                                curlCode: Int(CURLE_ABORTED_BY_CALLBACK.rawValue))
+            }
         }
     }
 }

@@ -105,19 +105,39 @@ public struct AppleSecretJob: Job {
         return (secret, hash)
     }
 
-    /// A Slack-compatible JSON POST (`{"text": …}`), tried a few times; never throws.
+    /// A Slack-compatible JSON POST (`{"text": …}`), tried a few times; never throws. The URL is a secret (a Slack
+    /// webhook's path is its token): it is never logged, and echoes of it are removed from what the peer answers.
+    /// The transfer stops with the run (its timeout, a shutdown).
     static func postWebhook(_ url: String, text: String, logger: Logger) async -> Bool {
         let body = Array(JSON.object([("text", .string(text))]).rendered.utf8)
-        return (try? await AppleSecretStatus.onOwnThread { () -> Bool in
+        let cancellation = HTTPCancellation.current   // read here, in the run's task, so the transfer stops with the run
+        let outcome = try? await AppleSecretStatus.onOwnThread { () -> (ok: Bool, detail: String) in
             var policy = RetryPolicy()
             policy.maxAttempts = 3
             policy.maxDelaySeconds = 2
-            let request = HTTPRequest(method: "POST", url: url, headers: [("Content-Type", "application/json")], body: body)
-            guard let answer = try? HTTPClient().send(request, retrying: policy) else { return false }
-            return (200...299).contains(answer.response.status)
-        }).map { ok in
-            if !ok { logger.error("webhook failed (tried up to 3 times: network errors, 429 and 5xx are retried); the alert is recorded and the job goes on") }
-            return ok
-        } ?? false
+            let client = HTTPClient(cancellation: cancellation)
+            let request = HTTPRequest(method: "POST", url: url, headers: [("Content-Type", "application/json")], body: body,
+                                      maxResponseBytes: webhookMaxAnswerBytes, urlIsSecret: true)
+            do {
+                let answer = try client.send(request, retrying: policy).response
+                let ok = (200...299).contains(answer.status)
+                var detail = ok ? "" : "\(request.summary) answered \(answer.status): \(answer.quotedBody())"
+                if RetryPolicy.isInvalid(retryAfter: answer.header("retry-after")) {
+                    detail += " (ignored an invalid Retry-After header: \(answer.quotedHeader("retry-after") ?? ""))"
+                }
+                return (ok, detail)
+            } catch {
+                return (false, request.redactor.quote("\(error)"))
+            }
+        }
+        let ok = outcome?.ok ?? false
+        if !ok {
+            logger.error("webhook failed (tried up to 3 times: network errors, 429 and 5xx are retried); the alert is recorded and the job goes on",
+                         [("error", outcome?.detail ?? "cancelled")])
+        }
+        return ok
     }
+
+    /// The most of a webhook's answer that is read (only its status matters).
+    static let webhookMaxAnswerBytes = 64 * 1024
 }

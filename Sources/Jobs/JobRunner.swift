@@ -1,4 +1,5 @@
 import Foundation
+import HTTP
 import Logging
 import Postgres
 
@@ -19,7 +20,15 @@ public struct JobRunner: Sendable {
     /// A run-level failure reason that is not the job's own error.
     struct TimedOut: Error, CustomStringConvertible {
         let seconds: Double
-        var description: String { "timed out after \(Int(seconds)) s (the job was cancelled)" }
+        var description: String {
+            let bounded = JobRunner.boundedSeconds(seconds)
+            return "timed out after \(bounded == bounded.rounded() ? String(Int64(bounded)) : JobRunner.format(bounded)) s (the job was cancelled)"
+        }
+    }
+
+    /// The run was cancelled from outside (the daemon stopping past `shutdown_timeout`) before it finished.
+    struct Stopped: Error, CustomStringConvertible {
+        var description: String { "cancelled before it finished (the process is stopping: shutdown_timeout reached)" }
     }
 
     let session: DatabaseSession
@@ -103,17 +112,42 @@ public struct JobRunner: Sendable {
         }
     }
 
+    /// Runs `body`, cancelling it after `seconds`: its queries are cancelled on the server, its HTTP transfers and
+    /// retry waits (every client made inside it, through `HTTPCancellation.current`) stop within 100 ms and none is
+    /// started or waits past the deadline, so the run ends within about a second of it.
     static func withTimeout<T: Sendable>(_ seconds: Double, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-        try await withThrowingTaskGroup(of: T.self) { group in
-            group.addTask { try await body() }
+        let limit = boundedSeconds(seconds)
+        let cancellation = HTTPCancellation(deadline: .now + .milliseconds(Int64(limit * 1000)))
+        return try await withThrowingTaskGroup(of: T.self) { group in
             group.addTask {
-                try await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
+                let value = try await cancellation.scope { try await body() }
+                // A body that got past its deadline (a transfer cut at it, then a quick finish) still timed out.
+                if let deadline = cancellation.deadline, deadline <= .now { throw TimedOut(seconds: seconds) }
+                return value
+            }
+            group.addTask {
+                try await Task.sleep(for: .milliseconds(Int64(limit * 1000)))
+                cancellation.cancel()
                 throw TimedOut(seconds: seconds)
             }
             defer { group.cancelAll() }
-            return try await group.next()!
+            do {
+                guard let first = try await group.next() else { throw Stopped() }
+                return first
+            } catch is CancellationError {
+                throw Stopped()
+            }
         }
     }
 
-    static func format(_ seconds: Double) -> String { String(Double(Int(seconds * 1000)) / 1000) }
+    /// A timeout as a sleepable number of seconds: not a number or negative is 0, at most ten years.
+    public static func boundedSeconds(_ seconds: Double) -> Double {
+        guard !seconds.isNaN else { return 0 }
+        return min(max(seconds, 0), 315_360_000)
+    }
+
+    public static func format(_ seconds: Double) -> String {
+        let bounded = boundedSeconds(seconds)
+        return String(Double(Int64(bounded * 1000)) / 1000)
+    }
 }

@@ -1,6 +1,7 @@
 import Foundation
 
 /// A parsed JSON answer, read through small accessors (no Codable: the answers are small and their shape varies).
+/// Numbers are kept as Double and converted only through checked accessors: no answer can trap.
 enum JSONValue {
     case object([String: JSONValue]), array([JSONValue]), string(String), number(Double), bool(Bool), null
 
@@ -21,12 +22,25 @@ enum JSONValue {
         }
     }
 
+    /// A JSON number as text: an integer within Int64 without a fraction, anything else (huge, fractional, not
+    /// finite) as Swift prints a Double; never a trap.
+    static func text(of n: Double) -> String {
+        if n.isFinite, n == n.rounded(), n.magnitude < 9.2e18 { return String(Int64(n)) }
+        return String(n)
+    }
+
+    /// A JSON number as an Int64 when it is a whole number within range; nil otherwise (never a trap).
+    var int64: Int64? {
+        guard case .number(let n) = self, n.isFinite, n == n.rounded(), n.magnitude < 9.2e18 else { return nil }
+        return Int64(n)
+    }
+
     var object: [String: JSONValue]? { if case .object(let o) = self { return o }; return nil }
     var array: [JSONValue]? { if case .array(let a) = self { return a }; return nil }
     var string: String? {
         switch self {
         case .string(let s): return s
-        case .number(let n): return n == n.rounded() ? String(Int64(n)) : String(n)
+        case .number(let n): return JSONValue.text(of: n)
         default: return nil
         }
     }

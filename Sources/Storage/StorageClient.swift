@@ -61,19 +61,16 @@ public final class StorageClient: @unchecked Sendable {
     public func deleteObjectsAnswer(bucket: String, names: [String], retrying: RetryPolicy? = nil, timeoutSeconds: Double? = nil) throws(StorageError) -> [UInt8] {
         let body = Array(JSON.object([("prefixes", .strings(names))]).rendered.utf8)
         return try send("DELETE", "/object/\(Self.escape(bucket))", body: body, headers: [("Content-Type", "application/json")],
-                        retrying: retrying, timeoutSeconds: timeoutSeconds).body
+                        retrying: retrying, timeoutSeconds: timeoutSeconds, maxResponseBytes: Self.maxDeleteAnswerBytes).body
     }
 
     /// The objects a `DELETE /object/{bucket}` answer lists as deleted.
     public func deletedObjects(inAnswer answer: [UInt8], bucket: String) throws(StorageError) -> [DeletedObject] {
-        guard let items = JSONValue.parse(answer)?.array else {
+        guard let objects = DeleteAnswer.objects(in: answer, bucket: bucket) else {
             throw StorageError(kind: .unexpected, request: "DELETE \(baseURL)/object/\(bucket)", httpStatus: 200,
                                statusCode: nil, error: nil, message: "the answer is not a JSON array")
         }
-        return items.compactMap { item in
-            guard let object = item.object, let name = object["name"]?.string else { return nil }
-            return DeletedObject(name: name, bucketID: object["bucket_id"]?.string ?? bucket)
-        }
+        return objects.map { DeletedObject(name: $0.name, bucketID: $0.bucketID) }
     }
 
     /// `GET /bucket/{id}`: whether the bucket exists and is public.
@@ -91,37 +88,55 @@ public final class StorageClient: @unchecked Sendable {
 
     /// `GET /object/authenticated/{bucket}/{path}`: the bytes.
     public func download(bucket: String, path: String) throws(StorageError) -> [UInt8] {
-        try send("GET", "/object/authenticated/\(Self.escape(bucket))/\(Self.escapePath(path))", json: nil).body
+        try send("GET", "/object/authenticated/\(Self.escape(bucket))/\(Self.escapePath(path))", body: nil, headers: [],
+                 maxResponseBytes: Self.maxDownloadBytes).body
     }
 
     private func send(_ method: String, _ path: String, json: [UInt8]?) throws(StorageError) -> HTTPResponse {
         try send(method, path, body: json, headers: json == nil ? [] : [("Content-Type", "application/json")])
     }
 
-    /// One call with retries: network errors, 429 and 5xx wait and try again (honouring `Retry-After`).
+    /// The largest delete answer read: a 1000-name answer is about 400 KiB; past this the transfer is aborted.
+    public static let maxDeleteAnswerBytes = 8 << 20
+    /// The largest object downloaded.
+    public static let maxDownloadBytes = 64 << 20
+
+    /// One call with retries: network errors, 429 and 5xx wait and try again (honouring a valid `Retry-After`).
     private func send(_ method: String, _ path: String, body: [UInt8]?, headers: [(String, String)],
-                      retrying: RetryPolicy? = nil, timeoutSeconds: Double? = nil) throws(StorageError) -> HTTPResponse {
-        let request = HTTPRequest(method: method, url: baseURL + path, headers: authHeaders + headers, body: body, timeoutSeconds: timeoutSeconds)
+                      retrying: RetryPolicy? = nil, timeoutSeconds: Double? = nil,
+                      maxResponseBytes: Int = HTTPRequest.defaultMaxResponseBytes) throws(StorageError) -> HTTPResponse {
+        let request = HTTPRequest(method: method, url: baseURL + path, headers: authHeaders + headers, body: body, timeoutSeconds: timeoutSeconds,
+                                  maxResponseBytes: maxResponseBytes)
         let result: (response: HTTPResponse, attempts: Int)
         do {
             result = try http.send(request, retrying: retrying ?? retry) { attempt, outcome, delay in
                 requestCount += 1
-                let reason = (try? outcome.get()).map { StorageError.from(request: request.summary, status: $0.status, body: $0.body).description }
+                let reason = (try? outcome.get()).map { StorageError.from(request: request.summary, response: $0).description }
                     ?? "\(request.summary): no answer"
+                if case .success(let response) = outcome { logInvalidRetryAfter(response, request: request) }
                 logger.warning("storage request failed; retrying", [("request", request.summary), ("error", reason),
                                                                     ("attempt", String(attempt)), ("retry_in_s", String(format: "%.2f", delay))])
             }
         } catch {
             requestCount += 1
-            throw StorageError(kind: .network, request: request.summary, httpStatus: nil, statusCode: nil, error: nil, message: error.message)
+            let kind: StorageError.Kind = error.cancelled ? .cancelled : (error.answerTooLarge ? .unexpected : .network)
+            throw StorageError(kind: kind, request: request.summary, httpStatus: nil, statusCode: nil, error: nil, message: error.message)
         }
         requestCount += 1
         guard (200...299).contains(result.response.status) else {
-            var error = StorageError.from(request: request.summary, status: result.response.status, body: result.response.body)
-            error.retryAfter = result.response.header("retry-after")
+            var error = StorageError.from(request: request.summary, response: result.response)
+            logInvalidRetryAfter(result.response, request: request)
+            error.retryAfter = result.response.header("retry-after").flatMap { RetryPolicy.isInvalid(retryAfter: $0) ? nil : $0 }
             throw error
         }
         return result.response
+    }
+
+    /// A `Retry-After` that is neither delta-seconds nor an HTTP-date is ignored; the log says so, naming it.
+    private func logInvalidRetryAfter(_ response: HTTPResponse, request: HTTPRequest) {
+        guard RetryPolicy.isInvalid(retryAfter: response.header("retry-after")) else { return }
+        logger.warning("ignored an invalid Retry-After header (not delta-seconds or an HTTP-date)",
+                       [("request", request.summary), ("header", "Retry-After"), ("value", response.quotedHeader("retry-after") ?? "")])
     }
 
     static func escape(_ segment: String) -> String {

@@ -1,3 +1,7 @@
+#if canImport(HTTP)
+import HTTP
+#endif
+
 /// What Storage answered instead of success, read from the body (Storage answers HTTP 400 for nearly everything
 /// and puts the real status in the body's `statusCode` string), or why no answer came.
 public struct StorageError: Error, Sendable, CustomStringConvertible {
@@ -10,6 +14,8 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
         case rateLimited = "rate limited"
         case server = "server error"
         case network = "no answer"
+        /// The run timed out or is stopping: the request was not finished, and is not tried again.
+        case cancelled
         case unexpected = "unexpected answer"
     }
 
@@ -33,14 +39,16 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
         return text + ": " + message
     }
 
-    /// Reads an error answer; `body` is Storage's `{"statusCode","error","message","code"}` when it is one.
-    static func from(request: String, status: Int, body: [UInt8]) -> StorageError {
-        let fields = JSONValue.parse(body)?.object ?? [:]
-        let statusCode = fields["statusCode"]?.string
-        let error = fields["error"]?.string
-        let message = fields["message"]?.string ?? String(decoding: body.prefix(200), as: UTF8.self)
+    /// Reads an error answer; `body` is Storage's `{"statusCode","error","message","code"}` when it is one. Every
+    /// text taken from it is quoted through the request's redactor (secrets removed, cut, control characters escaped).
+    static func from(request: String, response: HTTPResponse) -> StorageError {
+        let fields = JSONValue.parse(response.body)?.object ?? [:]
+        let quote = response.redactor
+        let statusCode = fields["statusCode"]?.string.map { quote.quote($0, limit: 16) }
+        let error = fields["error"]?.string.map { quote.quote($0, limit: 80) }
+        let message = fields["message"]?.string.map { quote.quote($0) } ?? response.quotedBody()
         let kind: Kind
-        switch (status, statusCode) {
+        switch (response.status, statusCode) {
         case (429, _), (_, "429"): kind = .rateLimited
         case (_, "404"): kind = .notFound
         case (_, "403"), (401, _), (403, _): kind = .denied
@@ -50,6 +58,6 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
         case (400, _): kind = .invalidRequest
         default: kind = .unexpected
         }
-        return StorageError(kind: kind, request: request, httpStatus: status, statusCode: statusCode, error: error, message: message)
+        return StorageError(kind: kind, request: request, httpStatus: response.status, statusCode: statusCode, error: error, message: message)
     }
 }

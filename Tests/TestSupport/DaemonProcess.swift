@@ -10,12 +10,13 @@ public final class DaemonProcess: @unchecked Sendable {
     /// Starts `steward run` against `databaseURL` with `config` appended to a generated `[control]`/`[daemon]` part
     /// (the socket in the temporary folder unless `socketPath` names one).
     public init(databaseURL: String, host: String = "test-\(UInt16.random(in: 0...UInt16.max))", config: String = "",
-                environment: [String: String] = [:], leaderPoll: Double = 0.5, socketPath: String? = nil) throws {
+                environment: [String: String] = [:], leaderPoll: Double = 0.5, socketPath: String? = nil, shutdownTimeout: Int = 5) throws {
         let id = UInt32.random(in: 0...UInt32.max)
         self.host = host
         configPath = NSTemporaryDirectory() + "steward-\(id).ini"
         self.socketPath = socketPath ?? NSTemporaryDirectory() + "steward-\(id).sock"
-        try Self.configText(databaseURL: databaseURL, socket: self.socketPath, host: host, leaderPoll: leaderPoll, extra: config)
+        try Self.configText(databaseURL: databaseURL, socket: self.socketPath, host: host, leaderPoll: leaderPoll, extra: config,
+                            shutdownTimeout: shutdownTimeout)
             .write(toFile: configPath, atomically: true, encoding: .utf8)
         process = try StewardProcess.start(["run", "--config", configPath, "--log-level", "debug"], environment: environment)
     }
@@ -56,7 +57,8 @@ public final class DaemonProcess: @unchecked Sendable {
     }
 
     /// The generated config: the database, the project's migrations, this daemon's socket and host, then `extra`.
-    static func configText(databaseURL: String, socket: String, host: String, leaderPoll: Double, extra: String) -> String {
+    static func configText(databaseURL: String, socket: String, host: String, leaderPoll: Double, extra: String,
+                           shutdownTimeout: Int = 5) -> String {
         """
         [database]
         url = \(databaseURL)
@@ -67,7 +69,7 @@ public final class DaemonProcess: @unchecked Sendable {
         [daemon]
         host = \(host)
         leader_poll = \(leaderPoll)
-        shutdown_timeout = 5
+        shutdown_timeout = \(shutdownTimeout)
         \(extra)
         """
     }

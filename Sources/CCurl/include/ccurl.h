@@ -25,6 +25,17 @@ typedef size_t (*steward_curl_data_callback)(char *data, size_t size, size_t cou
 CURLcode steward_curl_setopt_callback(CURL *h, CURLoption o, steward_curl_data_callback f);
 CURLcode steward_curl_getinfo_long(CURL *h, CURLINFO i, long *v);
 
+/* A multi handle holds the connection cache of the transfers run through it. */
+CURLM *steward_curl_multi_init(void);
+void steward_curl_multi_cleanup(CURLM *m);
+/* Runs one transfer of `easy` through `multi`, checking `*cancelled` (set from any thread with steward_flag_set)
+   at least every 100 ms: once set, the transfer is aborted with CURLE_ABORTED_BY_CALLBACK. */
+CURLcode steward_curl_perform_cancellable(CURL *easy, CURLM *multi, const int *cancelled);
+
+/* A flag (an int owned by the caller, starting at 0) set once from any thread and read from any other, atomically. */
+void steward_flag_set(int *flag);
+int steward_flag_get(const int *flag);
+
 static const CURLoption steward_CURLOPT_URL = CURLOPT_URL;
 static const CURLoption steward_CURLOPT_CUSTOMREQUEST = CURLOPT_CUSTOMREQUEST;
 static const CURLoption steward_CURLOPT_HTTPHEADER = CURLOPT_HTTPHEADER;
@@ -44,5 +55,6 @@ static const CURLoption steward_CURLOPT_SSL_VERIFYPEER = CURLOPT_SSL_VERIFYPEER;
 static const CURLoption steward_CURLOPT_SSL_VERIFYHOST = CURLOPT_SSL_VERIFYHOST;
 static const CURLoption steward_CURLOPT_CAINFO = CURLOPT_CAINFO;
 static const CURLoption steward_CURLOPT_PROTOCOLS_STR = CURLOPT_PROTOCOLS_STR;
+static const CURLoption steward_CURLOPT_MAXREDIRS = CURLOPT_MAXREDIRS;
 static const CURLINFO steward_CURLINFO_RESPONSE_CODE = CURLINFO_RESPONSE_CODE;
 #endif
