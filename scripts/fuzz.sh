@@ -10,7 +10,9 @@
 # Tests/Fuzz/GROUP/corpus/NAME. The modules it imports are named on a line of the harness:
 #   // fuzz-modules: Logging Config              (each built from Sources/MODULE/*.swift)
 #   // fuzz-modules: Control=ControlRequest.swift (only the files listed, comma-separated, from Sources/Control)
-# in dependency order, so adding a harness needs no change here.
+# in dependency order, so adding a harness needs no change here. A harness that needs internal types instead names
+# the source files it is compiled with, as one module:
+#   // fuzz-sources: Sources/HTTP/RetryAfter.swift Sources/Storage/JSONValue.swift …
 set -euo pipefail
 cd "$(dirname "$0")/.."
 name="${1:?usage: scripts/fuzz.sh NAME|all|list [SECONDS]}"
@@ -32,9 +34,12 @@ out=".build/fuzz/$name"
 mkdir -p "$out" "$corpus"
 flags=(-parse-as-library -sanitize=fuzzer,address -g -Onone -I "$out" -L "$out")
 
+sources_line=$(grep -m1 '^// fuzz-sources:' "$harness" || true)
 modules_line=$(grep -m1 '^// fuzz-modules:' "$harness" || true)
-[[ -n "$modules_line" ]] || { echo "$harness has no '// fuzz-modules:' line" >&2; exit 64; }
+[[ -n "$modules_line$sources_line" ]] || { echo "$harness has no '// fuzz-modules:' or '// fuzz-sources:' line" >&2; exit 64; }
 libs=()
+sources=()
+for f in ${sources_line#// fuzz-sources:}; do sources+=("$f"); done
 for spec in ${modules_line#// fuzz-modules:}; do
     module="${spec%%=*}"
     if [[ "$spec" == *=* ]]; then
@@ -47,7 +52,7 @@ for spec in ${modules_line#// fuzz-modules:}; do
     swiftc "${flags[@]}" -emit-library -static -emit-module -module-name "$module" -o "$out/lib$module.a" "${files[@]}"
     libs=("-l$module" "${libs[@]}")  # static libraries link dependents first
 done
-swiftc "${flags[@]}" "$harness" "${libs[@]}" -o "$out/fuzz-$name"
+swiftc "${flags[@]}" -module-name "fuzz_${name//-/_}" "$harness" "${sources[@]}" "${libs[@]}" -o "$out/fuzz-$name"
 corpus_abs="$(cd "$corpus" && pwd)"
 cd "$out"
 ASAN_OPTIONS=detect_leaks=0 "./fuzz-$name" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=4096 \
