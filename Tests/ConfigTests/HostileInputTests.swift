@@ -10,7 +10,7 @@ import TestSupport
 /// The parsers that read outside text (config files, durations, schedules and time zones, control requests, log
 /// values) run on thousands of generated and mutated inputs plus the committed libFuzzer corpora, in-process.
 /// A trap ends the test run, so getting to the end is the no-trap proof; each accepted value is also checked
-/// against the documented range. The seed is printed; set `STEWARD_FUZZ_SEED` to replay a run.
+/// against the documented range. The seed is printed; set `STEWARD_TEST_SEED` to replay a run.
 @Suite("hostile inputs: generated and fuzzed text through every parser, in-process")
 struct HostileInputTests {
     /// How long each generated-corpus test may run (it stops earlier when its case count is reached).
@@ -33,7 +33,7 @@ struct HostileInputTests {
     @Test("config files: generated, mutated and the fuzz corpus never trap; what is accepted is within range")
     func configFiles() throws {
         let seed = HostileInputs.seed
-        print("config files: seed \(seed) (STEWARD_FUZZ_SEED=\(seed) replays)")
+        print("config files: seed \(seed) (STEWARD_TEST_SEED=\(seed) replays)")
         var inputs = HostileInputs(seed: seed)
         let corpus = HostileInputs.corpus("config")
         #expect(corpus.count >= 20, "the committed corpus Tests/Fuzz/config/corpus/config is missing")

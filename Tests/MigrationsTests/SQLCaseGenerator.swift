@@ -1,18 +1,14 @@
+import TestSupport
+
 /// Generates SQL texts that are hard to split: every quoting form PostgreSQL knows, comments of both kinds with
 /// LF and CRLF line ends, semicolons and the words `begin`, `atomic`, `commit` and `end` inside all of them, and
 /// `BEGIN ATOMIC` function bodies. Every generated statement is valid and has no lasting effect (selects, values,
 /// functions in `pg_temp`), so the server can run the same text twice and answer with the same rows.
 struct SQLCaseGenerator {
-    /// SplitMix64: small, seeded, the same sequence on every machine.
+    /// The shared seeded generator, with the picks this generator makes.
     struct Random {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
+        var generator: SeededGenerator
+        mutating func next() -> UInt64 { generator.next() }
         mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
         mutating func chance(_ percent: Int) -> Bool { below(100) < percent }
         mutating func pick<T>(_ items: [T]) -> T { items[below(items.count)] }
@@ -21,7 +17,7 @@ struct SQLCaseGenerator {
     var random: Random
     private var functions = 0
 
-    init(seed: UInt64) { random = Random(state: seed) }
+    init(seed: UInt64) { random = Random(generator: SeededGenerator(seed: seed)) }
 
     /// One text of 1…6 statements.
     mutating func text() -> String {

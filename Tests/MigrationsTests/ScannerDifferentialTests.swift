@@ -52,9 +52,9 @@ struct ScannerDifferentialTests {
 
     @Test("generated SQL: quotes, comments, CRLF, dollar tags, BEGIN ATOMIC and transaction words everywhere")
     func generated() throws {
-        let seed = ProcessInfo.processInfo.environment["STEWARD_SCANNER_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 1...UInt64.max)
+        let seed = SeededGenerator.seedFromEnvironment
         let count = ProcessInfo.processInfo.environment["STEWARD_SCANNER_CASES"].flatMap { Int($0) } ?? 3000
-        print("migration scanner differential: seed \(seed) (STEWARD_SCANNER_SEED=\(seed) repeats it), \(count) texts")
+        print("migration scanner differential: seed \(seed) (STEWARD_TEST_SEED=\(seed) repeats it), \(count) texts")
         var generator = SQLCaseGenerator(seed: seed)
         var texts: [String] = []
         for _ in 0..<count { texts.append(generator.text()) }
@@ -86,7 +86,7 @@ struct ScannerDifferentialTests {
 
     @Test("mutated SQL: texts Steward accepts are split as the server splits them; texts it refuses, the server refuses")
     func mutated() throws {
-        let seed = ProcessInfo.processInfo.environment["STEWARD_SCANNER_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 1...UInt64.max)
+        let seed = SeededGenerator.seedFromEnvironment
         let count = ProcessInfo.processInfo.environment["STEWARD_SCANNER_CASES"].flatMap { Int($0) } ?? 2000
         print("migration scanner differential (mutated): seed \(seed), \(count) texts")
         var generator = SQLCaseGenerator(seed: seed ^ 0x5EED)

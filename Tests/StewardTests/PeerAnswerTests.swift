@@ -228,16 +228,10 @@ struct PeerAnswerTests {
 /// Hostile HTTP answers from a seeded generator: broken status lines, Retry-After in every wrong form, lengths that
 /// lie, JSON with numbers past Int64 or Double, deep nesting, invalid UTF-8 and control characters.
 struct HostileAnswers {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
+    private var random: SeededGenerator
+    init(seed: UInt64) { random = SeededGenerator(seed: seed) }
 
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+    mutating func next() -> UInt64 { random.next() }
 
     mutating func pick<T>(_ items: [T]) -> T { items[Int(next() % UInt64(items.count))] }
 
@@ -287,8 +281,8 @@ struct HostilePeerAnswerTests {
 
     @Test("generated hostile answers from Storage (orphan-avatars) and the Management API (push): no crash, every run ends")
     func generatedAnswers() throws {
-        let seed = UInt64(ProcessInfo.processInfo.environment["STEWARD_HOSTILE_SEED"] ?? "") ?? UInt64.random(in: 0...UInt64.max)
-        print("hostile answers: seed \(seed) (STEWARD_HOSTILE_SEED=\(seed) replays it)")
+        let seed = SeededGenerator.seedFromEnvironment
+        print("hostile answers: seed \(seed) (STEWARD_TEST_SEED=\(seed) replays it)")
         var generator = HostileAnswers(seed: seed)
         var cases = 0, crashes = 0, runs = 0, ignored = 0
         try AvatarWorld.with(users: 2) { w in

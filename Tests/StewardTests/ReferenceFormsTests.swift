@@ -17,10 +17,7 @@ struct ReferenceWorld {
     static func seed() -> UInt64 { sessionSeed }
 
     /// One seed a test process: the scan and the re-check tests see the same generated cases.
-    static let sessionSeed: UInt64 = {
-        if let text = ProcessInfo.processInfo.environment["STEWARD_TEST_SEED"], let seed = UInt64(text) { return seed }
-        return UInt64.random(in: 1...UInt64.max)
-    }()
+    static let sessionSeed: UInt64 = SeededGenerator.seedFromEnvironment
 
     static func generate(seed: UInt64, count: Int) -> ReferenceWorld {
         var forms = ReferenceForms(seed: seed)

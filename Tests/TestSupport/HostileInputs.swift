@@ -3,26 +3,14 @@ import Foundation
 /// Inputs Steward did not choose, for the tests that try to break its parsers: a seeded generator (the seed is
 /// printed by the tests, so any failure replays), byte-level mutations, and the libFuzzer corpora in `Tests/Fuzz/config/corpus`.
 public struct HostileInputs {
-    /// SplitMix64: small, fast, the same sequence for the same seed on every machine.
-    public struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        public init(seed: UInt64) { state = seed }
-        public mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
+    /// The same seeded generator as every generated test's.
+    public typealias Generator = SeededGenerator
 
     public var random: Generator
     public init(seed: UInt64) { random = Generator(seed: seed) }
 
-    /// The seed for this run: `STEWARD_FUZZ_SEED` if set, else a fresh one.
-    public static var seed: UInt64 {
-        ProcessInfo.processInfo.environment["STEWARD_FUZZ_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 1...UInt64.max)
-    }
+    /// The seed for this run: `STEWARD_TEST_SEED` if set, else a fresh one.
+    public static var seed: UInt64 { SeededGenerator.seedFromEnvironment }
 
     /// The committed libFuzzer corpus `name` (`config`, `schedule`, `control`, `logtext`), file by file.
     public static func corpus(_ name: String) -> [[UInt8]] {

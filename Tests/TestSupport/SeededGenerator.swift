@@ -11,10 +11,14 @@ public struct SeededGenerator: RandomNumberGenerator {
         state = seed
     }
 
+    /// The seed of a generated test: `STEWARD_TEST_SEED` when set (to replay a printed seed), else a fresh one.
+    public static var seedFromEnvironment: UInt64 {
+        ProcessInfo.processInfo.environment["STEWARD_TEST_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 1...UInt64.max)
+    }
+
     /// Seeded from `STEWARD_TEST_SEED` when set, else at random.
     public static func fromEnvironment() -> SeededGenerator {
-        let text = ProcessInfo.processInfo.environment["STEWARD_TEST_SEED"] ?? ""
-        return SeededGenerator(seed: UInt64(text) ?? UInt64.random(in: 0...UInt64.max))
+        SeededGenerator(seed: seedFromEnvironment)
     }
 
     public mutating func next() -> UInt64 {
