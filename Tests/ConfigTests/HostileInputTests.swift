@@ -38,7 +38,7 @@ struct HostileInputTests {
         let corpus = HostileInputs.corpus("config")
         #expect(corpus.count >= 20, "the committed corpus Tests/Fuzz/config/corpus/config is missing")
         var accepted = 0, refused = 0
-        let cases = try Self.generated(6000) { index in
+        let cases = Self.generated(6000) { index in
             let bytes = index < corpus.count ? corpus[index] : (index % 3 == 0 ? inputs.mutate(inputs.pick(corpus)) : inputs.configFile())
             do {
                 let config = try StewardConfig.parse(path: "generated.ini", bytes: bytes)

@@ -14,7 +14,7 @@ struct ConfigSafetyTests {
     }
 
     static func write(_ text: String, to path: String, mode: Int = 0o600) throws {
-        FileManager.default.createFile(atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: mode])
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: mode]), "could not write the test file")
     }
 
     @Test("values that crashed the daemon or config check are refused by both, naming file:line and key", arguments: [
@@ -79,7 +79,7 @@ struct ConfigSafetyTests {
         for _ in 0..<240 { files.append(inputs.configFile()) }
         let path = dir + "/fuzzed.ini"
         for (index, bytes) in files.enumerated() where Date() < deadline {
-            FileManager.default.createFile(atPath: path, contents: Data(bytes), attributes: [.posixPermissions: 0o600])
+            #expect(FileManager.default.createFile(atPath: path, contents: Data(bytes), attributes: [.posixPermissions: 0o600]), "could not write the test file")
             let result = try StewardProcess.run(["config", "check", "--config", path], environment: environment, timeout: 20)
             cases += 1
             if result.crashed {
@@ -124,10 +124,10 @@ struct ConfigSafetyTests {
         },
         .init(name: "too big", expected: "larger than 65536 bytes") { path in try write(String(repeating: secretContent, count: 5000), to: path) },
         .init(name: "NUL byte", expected: "NUL byte") { path in
-            FileManager.default.createFile(atPath: path, contents: Data(("Sup3r" + "\u{0}" + secretContent).utf8), attributes: [.posixPermissions: 0o600])
+            #expect(FileManager.default.createFile(atPath: path, contents: Data(("Sup3r" + "\u{0}" + secretContent).utf8), attributes: [.posixPermissions: 0o600]), "could not write the test file")
         },
         .init(name: "invalid UTF-8", expected: "not valid UTF-8") { path in
-            FileManager.default.createFile(atPath: path, contents: Data(secretContent.utf8) + Data([0xC3, 0x28, 0xFF]), attributes: [.posixPermissions: 0o600])
+            #expect(FileManager.default.createFile(atPath: path, contents: Data(secretContent.utf8) + Data([0xC3, 0x28, 0xFF]), attributes: [.posixPermissions: 0o600]), "could not write the test file")
         },
         .init(name: "empty", expected: "is empty") { path in try write("\n", to: path) },
         .init(name: "a directory", expected: "not a regular file") { path in try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false) },

@@ -49,7 +49,7 @@ struct SecretLeakTests {
     static func passwordFiles(in dir: String) throws -> [(String, String)] {
         func file(_ name: String, _ bytes: [UInt8], mode: Int = 0o600) -> String {
             let path = dir + "/" + name
-            FileManager.default.createFile(atPath: path, contents: Data(bytes), attributes: [.posixPermissions: mode])
+            #expect(FileManager.default.createFile(atPath: path, contents: Data(bytes), attributes: [.posixPermissions: mode]), "could not write the test file")
             return path
         }
         let secret = Array(fileSecret.utf8)
@@ -93,7 +93,7 @@ struct SecretLeakTests {
             }
             let config = dir + "/steward.ini"
             func writeConfig(_ text: String) {
-                FileManager.default.createFile(atPath: config, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600])
+                #expect(FileManager.default.createFile(atPath: config, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600]), "could not write the test file")
             }
             let commands: [[String]] = [["migrate"], ["status"], ["verify"], ["job", "run", "prune-history"], ["migrate", "--dry-run", "--json"]]
 
@@ -126,7 +126,7 @@ struct SecretLeakTests {
                   select 'avatars', 'orphan-' || g || '.jpeg', '{"size": 10}', now() - interval '2 days', now() - interval '2 days' from generate_series(1, 3) g;
                 """)
             let keyFile = dir + "/service-key"
-            FileManager.default.createFile(atPath: keyFile, contents: Data((Self.serviceKey + "\n").utf8), attributes: [.posixPermissions: 0o600])
+            #expect(FileManager.default.createFile(atPath: keyFile, contents: Data((Self.serviceKey + "\n").utf8), attributes: [.posixPermissions: 0o600]), "could not write the test file")
             for storage in ["http://127.0.0.1:1", "http://127.0.0.1:1/storage/v1?apikey=\(Self.serviceKey)", "http://example.com"] {
                 paths += 1
                 try run("storage \(storage.prefix(24))", ["job", "run", "orphan-avatars", "--database-url", db.url, "--storage-url", storage,

@@ -13,7 +13,8 @@ public struct ExampleConfig {
         for (original, name, content) in [("/etc/steward/database-password", "database-password", "example-password\n"),
                                           ("/etc/steward/apple-client-secret.jwt", "apple-client-secret.jwt", "eyJhbGciOiJFUzI1NiJ9.e30.c2ln\n")] {
             let file = folder + "/" + name
-            FileManager.default.createFile(atPath: file, contents: Data(content.utf8), attributes: [.posixPermissions: 0o600])
+            try Data(content.utf8).write(to: URL(fileURLWithPath: file))
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file)
             text = text.replacingOccurrences(of: original, with: file)
         }
         try FileManager.default.copyItem(atPath: TestEnvironment.root + "/config/reserved-usernames.txt", toPath: folder + "/reserved-usernames.txt")
