@@ -10,8 +10,9 @@ import Storage
 ///
 /// The seed app uploads a new `<UUID>.jpeg` on every profile save, so every save orphans the previous avatar.
 /// Rows of `storage.objects` cannot be deleted with SQL (the delete guard), and doing so would orphan the files:
-/// deletion goes through `DELETE /object/{bucket}`. References are read a page at a time and normalised into a
-/// temporary table; candidates are read a window at a time off the index; memory stays flat at any size.
+/// deletion goes through `DELETE /object/{bucket}`. References are read in the database with one definition of what
+/// a value may name (`ObjectReference`) into temporary tables; candidates are read a window at a time off the index;
+/// memory stays flat at any size.
 public struct OrphanAvatarsJob: Job {
     public static let name = "orphan-avatars"
     public static let abstract = "Delete avatars no profile references any more, through the Storage API (dry run, safety brake, audit)."
@@ -333,9 +334,6 @@ public struct OrphanAvatarsJob: Job {
                               [bucket, graceSeconds, keepPatterns]).rows[0]
         return (objects, try row.decode(Int64.self, at: 0), try row.decode(Int64.self, at: 1))
     }
-
-    /// Heap blocks of a reference table read at a time (at most a few tens of thousands of rows).
-    static let blocksPerRead = 128
 
     /// Names scanned per window: bounds both memory and each query.
     static let windowSize = 10_000
