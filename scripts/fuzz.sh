@@ -6,6 +6,9 @@
 #   scripts/fuzz.sh all [SECONDS]      every harness in turn
 #   scripts/fuzz.sh list               the harnesses found
 #
+# With FUZZ_LEDGER=FILE (the test command sets it) new inputs go to a throwaway folder instead of the corpus, and
+# each harness appends its figures (inputs run, crashes) to FILE as one line of the fault and load ledger.
+#
 # A harness is Tests/Fuzz/GROUP/NAME.swift (any GROUP folder), defining LLVMFuzzerTestOneInput; its corpus is
 # Tests/Fuzz/GROUP/corpus/NAME. The modules it imports are named on a line of the harness:
 #   // fuzz-modules: Logging Config              (each built from Sources/MODULE/*.swift)
@@ -21,8 +24,9 @@ seconds="${2:-60}"
 harnesses() { find Tests/Fuzz -mindepth 2 -maxdepth 2 -name '*.swift' | sort; }
 if [[ "$name" == list ]]; then harnesses | sed 's|.*/||; s|\.swift$||'; exit 0; fi
 if [[ "$name" == all ]]; then
-    for h in $(harnesses); do n="${h##*/}"; "$0" "${n%.swift}" "$seconds"; done
-    exit 0
+    failed=0
+    for h in $(harnesses); do n="${h##*/}"; "$0" "${n%.swift}" "$seconds" || failed=1; done
+    exit "$failed"
 fi
 
 matches=$(find Tests/Fuzz -mindepth 2 -maxdepth 2 -name "$name.swift")
@@ -54,6 +58,19 @@ for spec in ${modules_line#// fuzz-modules:}; do
 done
 swiftc "${flags[@]}" -module-name "fuzz_${name//-/_}" "$harness" "${sources[@]}" "${libs[@]}" -o "$out/fuzz-$name"
 corpus_abs="$(cd "$corpus" && pwd)"
+dirs=("$corpus_abs")
+if [[ -n "${FUZZ_LEDGER:-}" ]]; then
+    fresh="$PWD/$out/new-inputs"; rm -rf "$fresh"; mkdir -p "$fresh"
+    dirs=("$fresh" "$corpus_abs")  # libFuzzer writes new inputs to the first folder only
+fi
 cd "$out"
+status=0
 ASAN_OPTIONS=detect_leaks=0 "./fuzz-$name" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=4096 \
-    -print_final_stats=1 "$corpus_abs"
+    -print_final_stats=1 -artifact_prefix="$PWD/" "${dirs[@]}" 2>"$PWD/last-run.log" || status=$?
+tail -n 12 "$PWD/last-run.log" >&2
+if [[ -n "${FUZZ_LEDGER:-}" ]]; then
+    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$PWD/last-run.log" | tail -n 1)
+    printf '{"scenario":"libFuzzer: %s (committed corpus, then %s s)","runs":1,"faults":0,"objects_checked":0,"losses":0,"cases":%s,"secrets_found":0,"crashes":%s}\n' \
+        "$name" "$seconds" "${runs:-0}" "$([[ $status -eq 0 ]] && echo 0 || echo 1)" >>"$FUZZ_LEDGER"
+fi
+exit "$status"

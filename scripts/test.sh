@@ -24,5 +24,9 @@ rm -f "$STEWARD_FAULT_LEDGER"
 swift build --build-tests
 status=0
 swift test --skip-build "$@" || status=$?
+# Every libFuzzer harness replays its committed corpus and fuzzes a few seconds more (not for a filtered run).
+if [ $# -eq 0 ]; then
+  FUZZ_LEDGER=$STEWARD_FAULT_LEDGER scripts/fuzz.sh all "${STEWARD_FUZZ_SECONDS:-10}" >/dev/null || status=1
+fi
 python3 scripts/fault-report.py "$STEWARD_FAULT_LEDGER" || status=1
 exit "$status"
