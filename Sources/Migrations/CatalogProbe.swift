@@ -122,6 +122,12 @@ struct CatalogProbe {
         case .createTable(let name):
             let probe = state.next("t")
             let qualified = name.schema.map { "\(quoted($0)).\(probe)" } ?? probe
+            let words = statement.significant.map { $0.keyword ?? "" }
+            if zip(words, words.dropFirst()).contains(where: { $0 == "partition" && $1 == "of" }) {
+                // Its bounds are evaluated when it is created (an expression with effects would outlive the
+                // rollback) and the probe would be attached to the live table under an exclusive lock.
+                throw ProbeFailure(message: "CREATE TABLE … PARTITION OF cannot be compared without attaching a table to the live one")
+            }
             var text = statement.rewriting([(name.range, qualified)])
             if statement.kind.node == "CreateTableAsStmt" {
                 // The query only gives the columns: planned, never run (a query with effects, such as setval or

@@ -15,9 +15,11 @@ struct VerifySideEffectTests {
         ("a CREATE TABLE AS filter", "create table public.snapshot as select 1 as v from pg_catalog.pg_class where EFFECT is not null;\n"),
         ("a CREATE TABLE AS … WITH NO DATA query", "create table public.snapshot as select EFFECT as v with no data;\n"),
         ("bucket insert values", "insert into storage.buckets (id, name, public) values ('docs', 'docs', EFFECT is null);\n"),
+        ("a partition bound", "create table public.events_1 partition of public.events for values in (EFFECT);\n"),
     ]
     static let setup = """
         create sequence public.marker;
+        create table public.events (k bigint) partition by list (k);
         create table public.effect (at timestamptz default now());
         create function public.touch() returns bigint language plpgsql as $$
         begin insert into public.effect default values; return 1; end $$;
@@ -37,7 +39,8 @@ struct VerifySideEffectTests {
     func effectsStayRolledBack() throws {
         var cases = 0, leaked: [String] = []
         for (place, template) in Self.places {
-            for effect in Self.effects {
+            // A partition bound may not hold a subquery.
+            for effect in Self.effects where !(template.contains("partition of") && effect.hasPrefix("(select")) {
                 cases += 1
                 try withTestDatabase { db in
                     let folder = try MigrationFolder.withProjectFiles(["0006_setup.sql": Self.setup, "0007_effect.sql": template.replacing("EFFECT", with: effect)])
