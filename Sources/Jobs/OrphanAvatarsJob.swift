@@ -63,8 +63,15 @@ public struct OrphanAvatarsJob: Job {
     let storageURL: String?
     let keyFile: String?
 
-    /// For a test that must delete objects younger than an hour (live-traffic suite): set by the test binary only.
-    static let testGraceOverride = ProcessInfo.processInfo.environment["STEWARD_TEST_ORPHAN_GRACE_SECONDS"].flatMap(Double.init)
+    /// For a test that must delete objects younger than an hour (live-traffic suite): read by debug builds only, so
+    /// no environment can take a release binary under the one-hour grace; a finite, non-negative number of seconds.
+    static let testGraceOverride: Double? = {
+        #if DEBUG
+        ProcessInfo.processInfo.environment["STEWARD_TEST_ORPHAN_GRACE_SECONDS"].flatMap(Double.init).flatMap { $0.isFinite && $0 >= 0 ? $0 : nil }
+        #else
+        nil
+        #endif
+    }()
 
     public init(settings: JobSettings, config: StewardConfig) throws(ConfigError) {
         func list(_ key: String) -> [String] {
