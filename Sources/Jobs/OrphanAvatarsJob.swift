@@ -112,6 +112,7 @@ public struct OrphanAvatarsJob: Job {
         if settled.confirmed + settled.dropped > 0 {
             log.warning("settled deletions left in flight by an interrupted run", [("confirmed", String(settled.confirmed)), ("not_deleted", String(settled.dropped))])
         }
+        try await db.run { [self] c in try checkReferenceColumns(c) }
         let scan = try await loadReferences(db)
         summary.set("references", scan.references)
         summary.set("unrecognised_references", scan.unrecognised)
@@ -234,6 +235,30 @@ public struct OrphanAvatarsJob: Job {
         /// The oldest transaction running when the references were read: rows written by it or later are re-read
         /// before each batch.
         var since = "0"
+    }
+
+    /// Refuses reference columns that cannot hold an object's name or URL (a `uuid` holding `storage.objects.id`, a
+    /// number): matched by name, they would keep nothing, and every object they point at would be a candidate.
+    /// Accepted: string types (and domains over them, which share their category), `json`, `jsonb`, and arrays of those.
+    private func checkReferenceColumns(_ c: Connection) throws {
+        for reference in references {
+            let rows = try c.query("""
+                select format_type(a.atttypid, a.atttypmod),
+                       coalesce(e.typcategory, t.typcategory)::text = 'S' or coalesce(e.typname, t.typname)::text in ('json', 'jsonb')
+                from pg_attribute a
+                join pg_type t on t.oid = a.atttypid
+                left join pg_type e on e.oid = t.typelem and t.typcategory = 'A'
+                where a.attrelid = to_regclass(format('%I.%I', $1::text, $2::text)) and a.attname = $3 and a.attnum > 0 and not a.attisdropped
+                """, [reference.schema, reference.table, reference.column]).rows
+            let name = "\(reference.schema).\(reference.table).\(reference.column)"
+            guard let row = rows.first else {
+                throw Refusal(description: "references: \(name) is not a column this role can see (schema.table.column)")
+            }
+            guard try row.decode(Bool.self, at: 1) else {
+                throw Refusal(description: "references: \(name) is a \(try row.decode(String.self, at: 0)) column; references are matched by "
+                              + "object name or URL, so it would keep no object: name a text, varchar, json or jsonb column (or an array of them)")
+            }
+        }
     }
 
     /// Reads every configured reference column in one snapshot and keeps, per bucket, the names each value may name

@@ -271,6 +271,34 @@ struct OrphanAvatarsTests {
         }
     }
 
+    @Test("array and json reference columns keep every object they list; a uuid column is refused before anything is deleted")
+    func referenceColumnTypes() throws {
+        try AvatarWorld.with { w in
+            let listed = ["g1.jpeg", "g2.jpeg", "g 3.jpeg", "g,4.jpeg", "m1.jpeg", "m2.jpeg", "m3.jpeg"]
+            try w.seed(orphans: ["orphan.jpeg"] + listed, kept: 0)
+            let admin = try w.db.connectAsAdmin()
+            try admin.execute("alter table public.profiles add column gallery text[], add column meta jsonb, add column avatar_id uuid")
+            try admin.query("update public.profiles set gallery = $1::text[], meta = $2::jsonb, avatar_id = (select id from storage.objects where name = 'orphan.jpeg') where id = $3",
+                            ["{g1.jpeg,g2.jpeg,\"g 3.jpeg\",\"g,4.jpeg\"}", "{\"avatar\": \"m1.jpeg\", \"thumbs\": [\"m2.jpeg\", \"m3.jpeg\"]}", w.users[0]])
+
+            // The object's id in a uuid column names no object: refused, nothing deleted.
+            let (refused, _) = try w.run(["--force"], config: "references = public.profiles.avatar_id")
+            #expect(refused.exitCode != 0)
+            #expect(refused.output.contains("references: public.profiles.avatar_id is a uuid column"), "\(refused.output)")
+            #expect(try w.storage.objects().count == listed.count + 1)
+
+            let (result, summary) = try w.run(["--force"], config: "references = public.profiles.gallery, public.profiles.meta")
+            #expect(result.exitCode == 0, "\(result.output)")
+            let present = Set(try w.storage.objects())
+            let lost = Set(listed).subtracting(present)
+            #expect(lost.isEmpty, "listed objects deleted: \(lost.sorted())")
+            #expect(!present.contains("orphan.jpeg"))
+            #expect(summary["deleted"] == 1)
+            FaultLedger.record("reference forms: array and json columns", runs: 2, faults: 0, objectsChecked: listed.count + 1,
+                               losses: lost.count, cases: listed.count + 1)
+        }
+    }
+
     @Test("dangling references and anonymous uploads are reported, not fixed")
     func reports() throws {
         try AvatarWorld.with { w in
