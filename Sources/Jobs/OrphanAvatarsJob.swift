@@ -278,6 +278,9 @@ public struct OrphanAvatarsJob: Job {
                 _ = try c.execute("""
                     set transaction isolation level repeatable read;
                     set local client_min_messages = warning;
+                    -- A reference hidden from this role by row level security would leave its object a candidate:
+                    -- with row_security off, such a read fails instead.
+                    set local row_security = off;
                     \(ObjectReference.functionsSQL(schema: "pg_temp"))
                     create temporary table if not exists steward_orphan_refs (ref bigint not null, bucket text not null, name text collate "C" not null);
                     create temporary table if not exists steward_orphan_loose (ref bigint not null, bucket text not null, tail text collate "C" not null);

@@ -299,6 +299,34 @@ struct OrphanAvatarsTests {
         }
     }
 
+    @Test("references hidden by row level security from the role Steward runs as stop the run instead of losing their objects")
+    func rowLevelSecurity() throws {
+        try AvatarWorld.with { w in
+            try w.seed(orphans: ["orphan.jpeg", "hidden.jpeg"], kept: 4)
+            try w.reference(4, "hidden.jpeg")
+            let role = "steward_rls_\(UInt32.random(in: 0...UInt32.max))"
+            let admin = try w.db.connectAsAdmin()
+            // A role that owns nothing itself (a member of the owner, without BYPASSRLS) and a policy that hides a row from it.
+            try admin.execute("""
+                create role \(role) login password 'steward-local' nobypassrls in role postgres;
+                alter table public.profiles force row level security;
+                create policy "hidden from tools" on public.profiles as restrictive for select using (avatar_url is distinct from 'hidden.jpeg');
+                """)
+            defer { _ = try? admin.execute("drop owned by \(role); drop role \(role)") }
+            let path = NSTemporaryDirectory() + "steward-\(UUID().uuidString).ini"
+            try "[job.orphan-avatars]\n".write(toFile: path, atomically: true, encoding: .utf8)
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let result = try StewardProcess.run(["job", "run", "orphan-avatars", "--config", path, "--database-url", w.db.url(role: role),
+                                                 "--storage-url", w.storage.url, "--service-key-file", w.storage.serviceKeyFile, "--json"])
+            let present = Set(try w.storage.objects())
+            #expect(present.contains("hidden.jpeg"), "a referenced object hidden by a policy was deleted: \(result.output.suffix(800))")
+            #expect(result.exitCode != 0)
+            #expect(result.output.contains("row-level security"), "\(result.output.suffix(800))")
+            FaultLedger.record("reference forms: rows hidden by row level security", runs: 1, faults: 0, objectsChecked: 6,
+                               losses: present.contains("hidden.jpeg") ? 0 : 1, cases: 1)
+        }
+    }
+
     @Test("dangling references and anonymous uploads are reported, not fixed")
     func reports() throws {
         try AvatarWorld.with { w in
