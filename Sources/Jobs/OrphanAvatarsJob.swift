@@ -64,8 +64,15 @@ public struct OrphanAvatarsJob: Job {
     let storageURL: String?
     let keyFile: String?
 
-    /// For a test that must delete objects younger than an hour (live-traffic suite): set by the test binary only.
-    static let testGraceOverride = ProcessInfo.processInfo.environment["STEWARD_TEST_ORPHAN_GRACE_SECONDS"].flatMap(Double.init)
+    /// For a test that must delete objects younger than an hour (live-traffic suite): read by debug builds only, so
+    /// no environment can take a release binary under the one-hour grace; a finite, non-negative number of seconds.
+    static let testGraceOverride: Double? = {
+        #if DEBUG
+        ProcessInfo.processInfo.environment["STEWARD_TEST_ORPHAN_GRACE_SECONDS"].flatMap(Double.init).flatMap { $0.isFinite && $0 >= 0 ? $0 : nil }
+        #else
+        nil
+        #endif
+    }()
 
     public init(settings: JobSettings, config: StewardConfig) throws(ConfigError) {
         func list(_ key: String) -> [String] {
@@ -106,6 +113,7 @@ public struct OrphanAvatarsJob: Job {
         if settled.confirmed + settled.dropped > 0 {
             log.warning("settled deletions left in flight by an interrupted run", [("confirmed", String(settled.confirmed)), ("not_deleted", String(settled.dropped))])
         }
+        try await db.run { [self] c in try checkReferenceColumns(c) }
         let scan = try await loadReferences(db)
         summary.set("references", scan.references)
         summary.set("unrecognised_references", scan.unrecognised)
@@ -230,6 +238,30 @@ public struct OrphanAvatarsJob: Job {
         var since = "0"
     }
 
+    /// Refuses reference columns that cannot hold an object's name or URL (a `uuid` holding `storage.objects.id`, a
+    /// number): matched by name, they would keep nothing, and every object they point at would be a candidate.
+    /// Accepted: string types (and domains over them, which share their category), `json`, `jsonb`, and arrays of those.
+    private func checkReferenceColumns(_ c: Connection) throws {
+        for reference in references {
+            let rows = try c.query("""
+                select format_type(a.atttypid, a.atttypmod),
+                       coalesce(e.typcategory, t.typcategory)::text = 'S' or coalesce(e.typname, t.typname)::text in ('json', 'jsonb')
+                from pg_attribute a
+                join pg_type t on t.oid = a.atttypid
+                left join pg_type e on e.oid = t.typelem and t.typcategory = 'A'
+                where a.attrelid = to_regclass(format('%I.%I', $1::text, $2::text)) and a.attname = $3 and a.attnum > 0 and not a.attisdropped
+                """, [reference.schema, reference.table, reference.column]).rows
+            let name = "\(reference.schema).\(reference.table).\(reference.column)"
+            guard let row = rows.first else {
+                throw Refusal(description: "references: \(name) is not a column this role can see (schema.table.column)")
+            }
+            guard try row.decode(Bool.self, at: 1) else {
+                throw Refusal(description: "references: \(name) is a \(try row.decode(String.self, at: 0)) column; references are matched by "
+                              + "object name or URL, so it would keep no object: name a text, varchar, json or jsonb column (or an array of them)")
+            }
+        }
+    }
+
     /// Reads every configured reference column in one snapshot and keeps, per bucket, the names each value may name
     /// (`steward_orphan_refs`) and the texts of values not understood for certain, reversed (`steward_orphan_loose`),
     /// both computed in SQL by the one definition in `ObjectReference`.
@@ -247,6 +279,9 @@ public struct OrphanAvatarsJob: Job {
                 _ = try c.execute("""
                     set transaction isolation level repeatable read;
                     set local client_min_messages = warning;
+                    -- A reference hidden from this role by row level security would leave its object a candidate:
+                    -- with row_security off, such a read fails instead.
+                    set local row_security = off;
                     \(ObjectReference.functionsSQL(schema: "pg_temp"))
                     create temporary table if not exists steward_orphan_refs (ref bigint not null, bucket text not null, name text collate "C" not null);
                     create temporary table if not exists steward_orphan_loose (ref bigint not null, bucket text not null, tail text collate "C" not null);

@@ -122,7 +122,23 @@ struct CatalogProbe {
         case .createTable(let name):
             let probe = state.next("t")
             let qualified = name.schema.map { "\(quoted($0)).\(probe)" } ?? probe
-            try run(statement.rewriting([(name.range, qualified)]))
+            let words = statement.significant.map { $0.keyword ?? "" }
+            if zip(words, words.dropFirst()).contains(where: { $0 == "partition" && $1 == "of" }) {
+                // Its bounds are evaluated when it is created (an expression with effects would outlive the
+                // rollback) and the probe would be attached to the live table under an exclusive lock.
+                throw ProbeFailure(message: "CREATE TABLE … PARTITION OF cannot be compared without attaching a table to the live one")
+            }
+            var text = statement.rewriting([(name.range, qualified)])
+            if statement.kind.node == "CreateTableAsStmt" {
+                // The query only gives the columns: planned, never run (a query with effects, such as setval or
+                // pg_terminate_backend, would outlive the rollback).
+                let words = statement.significant.suffix(3).map { $0.keyword ?? "" }
+                if words.suffix(2) == ["with", "data"] {
+                    throw ProbeFailure(message: "CREATE TABLE … AS … WITH DATA cannot be compared without running its query; write WITH NO DATA and fill the table with INSERT … SELECT")
+                }
+                if words != ["with", "no", "data"] { text += " with no data" }
+            }
+            try run(text)
             let probeOID = try oid(ofRelation: qualified)!
             let liveOID = try oid(ofRelation: name.text)
             if let liveOID { state.probeTables[liveOID] = (qualified, probeOID) }
@@ -181,9 +197,20 @@ struct CatalogProbe {
 
         case .insertBucket(let columns, let values):
             let list = columns.map(quoted).joined(separator: ", ")
-            let json = try savepoint {
-                try connection.query("select row_to_json(v)::text as row from (values \(values)) as v(\(list))")
+            // The values are evaluated read-only and rolled back: a value that writes (setval, nextval, a function
+            // that inserts) fails here instead of outliving the comparison.
+            try connection.execute("savepoint steward_probe")
+            let json: QueryResult
+            do {
+                try connection.query("set local transaction_read_only = on")
+                json = try connection.query("select row_to_json(v)::text as row from (values \(values)) as v(\(list))")
+            } catch let error as PostgresError {
+                try requireProbeTransaction()
+                try connection.execute("rollback to savepoint steward_probe")
+                throw ProbeFailure(message: "could not evaluate: \(error)")
             }
+            try requireProbeTransaction()
+            try connection.execute("rollback to savepoint steward_probe")
             return .bucket(expectedJSON: try json.rows[0].decode(String.self, at: 0))
 
         case .doBlock:

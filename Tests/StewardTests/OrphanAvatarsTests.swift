@@ -271,6 +271,64 @@ struct OrphanAvatarsTests {
         }
     }
 
+    @Test("array (through a view) and json reference columns keep every object they list; a uuid column is refused before anything is deleted")
+    func referenceColumnTypes() throws {
+        try AvatarWorld.with { w in
+            let listed = ["g1.jpeg", "g2.jpeg", "g 3.jpeg", "g,4.jpeg", "m1.jpeg", "m2.jpeg", "m3.jpeg"]
+            try w.seed(orphans: ["orphan.jpeg"] + listed, kept: 0)
+            let admin = try w.db.connectAsAdmin()
+            try admin.execute("alter table public.profiles add column gallery text[], add column meta jsonb, add column avatar_id uuid")
+            try admin.query("update public.profiles set gallery = $1::text[], meta = $2::jsonb, avatar_id = (select id from storage.objects where name = 'orphan.jpeg') where id = $3",
+                            ["{g1.jpeg,g2.jpeg,\"g 3.jpeg\",\"g,4.jpeg\"}", "{\"avatar\": \"m1.jpeg\", \"thumbs\": [\"m2.jpeg\", \"m3.jpeg\"]}", w.users[0]])
+
+            // The object's id in a uuid column names no object: refused, nothing deleted.
+            let (refused, _) = try w.run(["--force"], config: "references = public.profiles.avatar_id")
+            #expect(refused.exitCode != 0)
+            #expect(refused.output.contains("references: public.profiles.avatar_id is a uuid column"), "\(refused.output)")
+            #expect(try w.storage.objects().count == listed.count + 1)
+
+            // The array read through a view (read whole by the re-checks), the json from the table.
+            try w.db.connect().execute("create view public.gallery_refs as select gallery as g from public.profiles")
+            let (result, summary) = try w.run(["--force"], config: "references = public.gallery_refs.g, public.profiles.meta")
+            #expect(result.exitCode == 0, "\(result.output)")
+            let present = Set(try w.storage.objects())
+            let lost = Set(listed).subtracting(present)
+            #expect(lost.isEmpty, "listed objects deleted: \(lost.sorted())")
+            #expect(!present.contains("orphan.jpeg"))
+            #expect(summary["deleted"] == 1)
+            FaultLedger.record("reference forms: array and json columns", runs: 2, faults: 0, objectsChecked: listed.count + 1,
+                               losses: lost.count, cases: listed.count + 1)
+        }
+    }
+
+    @Test("references hidden by row level security from the role Steward runs as stop the run instead of losing their objects")
+    func rowLevelSecurity() throws {
+        try AvatarWorld.with { w in
+            try w.seed(orphans: ["orphan.jpeg", "hidden.jpeg"], kept: 4)
+            try w.reference(4, "hidden.jpeg")
+            let role = "steward_rls_\(UInt32.random(in: 0...UInt32.max))"
+            let admin = try w.db.connectAsAdmin()
+            // A role that owns nothing itself (a member of the owner, without BYPASSRLS) and a policy that hides a row from it.
+            try admin.execute("""
+                create role \(role) login password 'steward-local' nobypassrls in role postgres;
+                alter table public.profiles force row level security;
+                create policy "hidden from tools" on public.profiles as restrictive for select using (avatar_url is distinct from 'hidden.jpeg');
+                """)
+            defer { _ = try? admin.execute("drop owned by \(role); drop role \(role)") }
+            let path = NSTemporaryDirectory() + "steward-\(UUID().uuidString).ini"
+            try "[job.orphan-avatars]\n".write(toFile: path, atomically: true, encoding: .utf8)
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let result = try StewardProcess.run(["job", "run", "orphan-avatars", "--config", path, "--database-url", w.db.url(role: role),
+                                                 "--storage-url", w.storage.url, "--service-key-file", w.storage.serviceKeyFile, "--json"])
+            let present = Set(try w.storage.objects())
+            #expect(present.contains("hidden.jpeg"), "a referenced object hidden by a policy was deleted: \(result.output.suffix(800))")
+            #expect(result.exitCode != 0)
+            #expect(result.output.contains("row-level security"), "\(result.output.suffix(800))")
+            FaultLedger.record("reference forms: rows hidden by row level security", runs: 1, faults: 0, objectsChecked: 6,
+                               losses: present.contains("hidden.jpeg") ? 0 : 1, cases: 1)
+        }
+    }
+
     @Test("dangling references and anonymous uploads are reported, not fixed")
     func reports() throws {
         try AvatarWorld.with { w in

@@ -124,6 +124,21 @@ public struct ReferenceForms {
             if chance(0.5) { value += query() }
         case 7:
             form = "dot segments"; value = "\(scheme())://\(host())" + dotted("/storage/v1/\(pick(kinds))/avatars/" + encode(name, all: true))
+        case 8:
+            // The path the app passed to upload() (supabase-js drops a leading and a trailing `/` and runs of `/`
+            // before sending it), stored as is or in a URL; a browser reads `\` in a URL as `/`.
+            var path = name.split(separator: "/").map(String.init).joined(separator: pick(["/", "//", "///"]))
+            path = (chance(0.5) ? "/" : "") + path + (chance(0.5) ? "/" : "")
+            switch Int.random(in: 0..<3, using: &random) {
+            case 0: form = "upload path, slashes dropped"; value = path
+            case 1: form = "upload key, slashes dropped"; value = "avatars/" + path
+            default:
+                form = "URL, slashes dropped"
+                var encoded = encode(path, all: true).replacingOccurrences(of: "%2F", with: "/").replacingOccurrences(of: "%2f", with: "/")
+                if chance(0.2), let slash = encoded.firstIndex(of: "/") { encoded.replaceSubrange(slash...slash, with: "\\") }
+                value = "\(scheme())://\(host())/storage/v1/\(pick(kinds))/avatars/" + encoded
+                if chance(0.5) { value += query() }
+            }
         case 9:
             // Form encoding (spaces as `+`), or a value encoded twice.
             if chance(0.5), !name.contains("+") {
@@ -134,7 +149,10 @@ public struct ReferenceForms {
         case 10:
             let inner = chance(0.5) ? name : "\(scheme())://\(host())/storage/v1/\(pick(kinds))/avatars/" + encode(name, all: true)
             form = "wrapped (JSON, quotes or markup)"; understood = false
-            value = pick(["{\"path\":\"\(inner)\"}", "\"\(inner)\"", "<img src=\"\(inner)\">", "[\"\(inner)\"]"])
+            // An array column read as text quotes an element holding a comma, a brace, a quote or a space.
+            let element = inner.contains(where: { ",{}\" ".contains($0) }) ? "\"\(inner)\"" : inner
+            value = pick(["{\"path\":\"\(inner)\"}", "\"\(inner)\"", "<img src=\"\(inner)\">", "[\"\(inner)\"]",
+                          "{\(element),other.png}", "{first.png,\(element)}"])
         default:
             form = "CDN in front of Storage"; understood = false
             value = "\(scheme())://cdn.example.net/img/" + encode(name, all: true) + (chance(0.5) ? query() : "")

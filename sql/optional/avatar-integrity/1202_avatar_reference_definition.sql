@@ -150,6 +150,21 @@ begin
           decodings := decodings || replace(d, '+', ' ');
         end if;
       end loop;
+      -- The readings as a client stores them before it uploads: supabase-js drops a leading and a trailing `/` and
+      -- runs of `/` (the app keeps `u//a.png`, Storage holds `u/a.png`); a browser reads `\` as `/` in a URL; a name
+      -- encoded with whitespace around it (`a.png%20`) is the name without it.
+      kept := decodings;
+      foreach d in array kept loop
+        if d ~ ('//|/$|^' || space || '|' || space || '$') or position(chr(92) in d) > 0 then
+          foreach e in array array[d, replace(d, chr(92), '/')] loop
+            e := regexp_replace(regexp_replace(e, '^' || space || '+', ''), space || '+$', '');
+            e := rtrim(regexp_replace(e, '/{2,}', '/', 'g'), '/');
+            if e <> '' and not e = any(decodings) then
+              decodings := decodings || e;
+            end if;
+          end loop;
+        end if;
+      end loop;
       foreach d in array decodings loop
         foreach e in array array[d, null] loop
           if e is null then
@@ -221,8 +236,12 @@ begin
   if unsure then
     -- Not understood for certain: every reading protects what ends it.
     -- Also each run of characters a name may hold, the value cut at those it may not (quotes, brackets, controls):
-    -- `{"path":"a.jpeg"}` keeps a.jpeg.
+    -- `{"path":"a.jpeg"}` keeps a.jpeg; and, besides, cut at commas too (a list: an array column read as text):
+    -- `{a.jpeg,b.jpeg}` keeps a.jpeg.
     texts := texts || regexp_split_to_array(forms[array_length(forms, 1)], '[\x01-\x1f\x7f"<>\\^`{|}#\[\]]+');
+    if position(',' in forms[array_length(forms, 1)]) > 0 then
+      texts := texts || regexp_split_to_array(forms[array_length(forms, 1)], '[\x01-\x1f\x7f"<>\\^`{|}#\[\],]+');
+    end if;
     for n in select distinct x from unnest(forms || texts) x where x <> '' loop
       name := n; loose := true;
       return next;
