@@ -24,5 +24,14 @@ rm -f "$STEWARD_FAULT_LEDGER"
 swift build --build-tests
 status=0
 swift test --skip-build "$@" || status=$?
+# The whole run (no --filter) also builds the Debian package and has lintian check it.
+if [ $# -eq 0 ]; then
+  started=$SECONDS
+  if deb=$(scripts/package.sh | tail -1) && scripts/lint-package.sh "$deb"; then
+    echo "package: $deb built and checked in $((SECONDS - started)) s" >&2
+  else
+    status=1
+  fi
+fi
 python3 scripts/fault-report.py "$STEWARD_FAULT_LEDGER" || status=1
 exit "$status"
