@@ -28,11 +28,19 @@ promtool check rules config/prometheus/steward-alerts.yml
 swift build --build-tests
 status=0
 swift test --skip-build "$@" || status=$?
-# The whole run (no --filter) also builds the Debian package and has lintian check it.
+# The whole run (no --filter) also builds the Debian package, has lintian check it, and installs, upgrades and
+# purges it in a clean Debian 12 root (scripts/package-test.sh: debootstrap from the mirror apt uses).
 if [ $# -eq 0 ]; then
   started=$SECONDS
   if deb=$(scripts/package.sh | tail -1) && scripts/lint-package.sh "$deb"; then
-    echo "package: $deb built and checked in $((SECONDS - started)) s" >&2
+    echo "package: $deb built and checked by lintian in $((SECONDS - started)) s" >&2
+  else
+    status=1
+  fi
+  started=$SECONDS
+  if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
+  if $SUDO env STEWARD_TEST_PG_DIR="$STEWARD_PG_DIR" STEWARD_TEST_PG_PORT="$STEWARD_PG_PORT" scripts/package-test.sh; then
+    echo "package: installed, upgraded and purged in a clean Debian 12 root in $((SECONDS - started)) s" >&2
   else
     status=1
   fi
