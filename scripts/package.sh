@@ -39,6 +39,13 @@ sed -e 's|/usr/local/bin/steward|/usr/bin/steward|g' -e 's|^Documentation=.*|Doc
 chmod 644 "$pkg/lib/systemd/system/steward.service"
 install -m 644 systemd/steward.sysusers "$pkg/usr/lib/sysusers.d/steward.conf"
 
+# The sysusers.d line must create the user and group systemd-sysusers would (tried on an empty root).
+install -d "$stage/sysroot/etc"
+touch "$stage/sysroot/etc/passwd" "$stage/sysroot/etc/group"
+systemd-sysusers --root="$stage/sysroot" "$pkg/usr/lib/sysusers.d/steward.conf" >/dev/null 2>&1
+grep -q '^steward:x:[0-9]*:[0-9]*:Steward database upkeep:/var/lib/steward:/usr/sbin/nologin$' "$stage/sysroot/etc/passwd" \
+    && grep -q '^steward:x:' "$stage/sysroot/etc/group" || { echo "package: sysusers.d/steward.conf does not create steward" >&2; exit 1; }
+
 # Migrations and opt-in folders, the reserved usernames.
 cp -r sql/migrations "$pkg/usr/share/steward/migrations"
 rm -f "$pkg/usr/share/steward/migrations/all.sql.txt"
