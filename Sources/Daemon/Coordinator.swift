@@ -19,6 +19,8 @@ public final class Coordinator: Sendable {
         var lastDuration: [String: Double] = [:]
         var lastStatus: [String: String] = [:]
         var lastSummary: [String: [(String, Int64)]] = [:]
+        /// Failed attempts of each job since its last success here.
+        var consecutiveFailures: [String: Int] = [:]
         var running: Set<String> = []
         var schemaDifferences = 0
         var pendingMigrations = 0
@@ -68,6 +70,8 @@ public final class Coordinator: Sendable {
             s.lastStatus[job] = outcome.status.rawValue
             if outcome.status != .skipped { s.lastDuration[job] = outcome.seconds }
             if outcome.status == .succeeded { s.lastSuccess[job] = Date() }
+            if outcome.status == .succeeded { s.consecutiveFailures[job] = 0 }
+            if outcome.status == .failed { s.consecutiveFailures[job, default: 0] += 1 }
             if let summary = outcome.summary { s.lastSummary[job] = summary.counts }
         }
     }

@@ -35,6 +35,8 @@ enum MetricsRenderer {
         metric("steward_job_runs_total", "runs and slots by outcome since this instance started", "counter", runs)
         metric("steward_job_last_result", "the numbers of the job's last successful run (e.g. username-check: new findings)", "gauge",
                jobs.flatMap { name in (s.lastSummary[name] ?? []).map { ("{job=\"\(name)\",key=\"\($0.0)\"}", Double($0.1)) } })
+        metric("steward_job_consecutive_failures", "failed attempts of the job since its last success on this instance", "gauge",
+               jobs.map { (job($0), Double(s.consecutiveFailures[$0] ?? 0)) })
         metric("steward_job_missed_slots_total", "slots missed since this instance started", "counter",
                jobs.map { (job($0), Double(s.missed[$0] ?? 0)) })
         return out

@@ -41,4 +41,31 @@ struct MetricsLintTests {
             #expect(daemon.stop().exitCode == 0)
         }
     }
+
+    @Test("a run the safety brake refuses counts as a failure in a row; a success sets the count back to 0")
+    func consecutiveFailures() throws {
+        try AvatarWorld.with { w in
+            try w.storage.upload(["b1.jpeg", "b2.jpeg", "b3.jpeg"])
+            try w.storage.age(2 * 86400)
+            // No profile points at any of them: every object is a candidate, past max_fraction's 0.5.
+            let daemon = try DaemonProcess(databaseURL: w.db.url, config: w.storage.configSection)
+            #expect(daemon.waitUntil(leader: true, timeout: 30), "\(daemon.process.stderrSoFar.suffix(1500))")
+            for attempt in 1...3 {
+                let run = try daemon.ctl(["run", "orphan-avatars"])
+                #expect(run.exitCode == 1 && run.output.contains("safety brake"), "attempt \(attempt): \(run.output)")
+            }
+            let failing = try daemon.ctl(["metrics"]).stdout
+            #expect(failing.contains("steward_job_consecutive_failures{job=\"orphan-avatars\"} 3"), "\(failing)")
+            #expect(failing.contains("steward_job_runs_total{job=\"orphan-avatars\",status=\"failed\"} 3"))
+            #expect(failing.contains("steward_job_consecutive_failures{job=\"prune-history\"} 0"))
+            #expect(try w.storage.objects().count == 3, "the brake deleted nothing")
+            try w.reference(0, "b1.jpeg")
+            try w.reference(1, "b2.jpeg")
+            let passing = try daemon.ctl(["run", "orphan-avatars"])
+            #expect(passing.exitCode == 0, "\(passing.output)")
+            let after = try daemon.ctl(["metrics"]).stdout
+            #expect(after.contains("steward_job_consecutive_failures{job=\"orphan-avatars\"} 0"), "\(after)")
+            #expect(daemon.stop().exitCode == 0)
+        }
+    }
 }
