@@ -23,6 +23,8 @@ public final class Coordinator: Sendable {
         var consecutiveFailures: [String: Int] = [:]
         var running: Set<String> = []
         var schemaDifferences = 0
+        /// Known weaknesses of the app schema verify advises about (not differences).
+        var schemaAdvisories = 0
         var pendingMigrations = 0
         var databaseReachable = false
     }
@@ -83,8 +85,8 @@ public final class Coordinator: Sendable {
         }
     }
 
-    func setSchema(differences: Int, pending: Int) {
-        state.withLock { $0.schemaDifferences = differences; $0.pendingMigrations = pending }
+    func setSchema(differences: Int, advisories: Int, pending: Int) {
+        state.withLock { $0.schemaDifferences = differences; $0.schemaAdvisories = advisories; $0.pendingMigrations = pending }
     }
 
     func seedLastSuccess(_ values: [String: Date]) {

@@ -18,6 +18,8 @@ enum MetricsRenderer {
         metric("steward_migrations_pending", "migration files not applied yet", "gauge", [("", Double(s.pendingMigrations))])
         metric("steward_schema_differences", "differences between the live database and the applied migrations", "gauge",
                [("", Double(s.schemaDifferences))])
+        metric("steward_schema_advisories", "known weaknesses of the app schema that verify advises about (not differences)", "gauge",
+               [("", Double(s.schemaAdvisories))])
         metric("steward_job_enabled", "1 when the job is enabled", "gauge",
                s.settings.jobs.map { (job($0.settings.name), $0.settings.enabled ? 1 : 0) })
         metric("steward_job_paused", "1 when the job is paused", "gauge", jobs.map { (job($0), s.scheduler.isPaused($0) ? 1 : 0) })

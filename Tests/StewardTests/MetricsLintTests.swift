@@ -27,6 +27,9 @@ struct MetricsLintTests {
             }
             let metrics = try daemon.ctl(["metrics"])
             #expect(metrics.exitCode == 0)
+            // The quickstart as migrated lets anonymous clients upload, among its known weaknesses.
+            let advice = try daemon.ctl(["verify"]).stdout.components(separatedBy: "\nadvice: ").count - 1
+            #expect(advice > 0 && metrics.stdout.contains("steward_schema_advisories \(advice)\n"), "verify advised \(advice) time(s): \(metrics.stdout)")
             for job in jobs {
                 #expect(metrics.stdout.contains("steward_job_runs_total{job=\"\(job)\",status=\"succeeded\"} 1"), "\(job) ran once")
                 #expect(metrics.stdout.contains("steward_job_last_result{job=\"\(job)\"") || job == "apple-secret" || job == "prune-history",
