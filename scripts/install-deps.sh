@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Installs what Steward builds and tests with, when it is missing: Debian packages, and two Python modules for
+# Installs what Steward builds and tests with, when it is missing: Debian packages (with the packaging checks:
+# dpkg-dev, lintian, groff-base and man-db for the man pages, prometheus for promtool, debootstrap for the
+# package's install test), and two Python modules for
 # the emulators and the tests. Safe to run again: does nothing when everything is there.
 set -euo pipefail
 
@@ -12,7 +14,8 @@ apt_install() {
 }
 
 packages=(pkg-config openssl tzdata systemd curl python3 libpq-dev libssl-dev libicu-dev libcurl4-openssl-dev libpg-query-dev
-          postgresql postgresql-contrib postgresql-client)
+          postgresql postgresql-contrib postgresql-client
+          dpkg-dev lintian groff-base man-db prometheus debootstrap)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

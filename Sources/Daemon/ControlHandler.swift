@@ -198,7 +198,7 @@ struct ControlHandler: Sendable {
         let directory = coordinator.settings.config.migrationsDirectory
         let include = coordinator.settings.config.migrationsInclude
         let report = try await session.run { c in try Verifier(connection: c, source: try MigrationSource(directory: directory, include: include)).verify() }
-        coordinator.state.withLock { $0.schemaDifferences = report.differences.count }
+        coordinator.state.withLock { $0.schemaDifferences = report.differences.count; $0.schemaAdvisories = report.advisories.count }
         let text = report.differences.isEmpty ? "ok: the database matches the \(report.checkedFiles) applied migration(s)"
             : report.differences.map { "difference: \($0)" }.joined(separator: "\n")
         return success([("differences", .strings(report.differences)), ("advisories", .strings(report.advisories))],

@@ -19,8 +19,12 @@ public final class Coordinator: Sendable {
         var lastDuration: [String: Double] = [:]
         var lastStatus: [String: String] = [:]
         var lastSummary: [String: [(String, Int64)]] = [:]
+        /// Failed attempts of each job since its last success here.
+        var consecutiveFailures: [String: Int] = [:]
         var running: Set<String> = []
         var schemaDifferences = 0
+        /// Known weaknesses of the app schema verify advises about (not differences).
+        var schemaAdvisories = 0
         var pendingMigrations = 0
         var databaseReachable = false
     }
@@ -68,6 +72,8 @@ public final class Coordinator: Sendable {
             s.lastStatus[job] = outcome.status.rawValue
             if outcome.status != .skipped { s.lastDuration[job] = outcome.seconds }
             if outcome.status == .succeeded { s.lastSuccess[job] = Date() }
+            if outcome.status == .succeeded { s.consecutiveFailures[job] = 0 }
+            if outcome.status == .failed { s.consecutiveFailures[job, default: 0] += 1 }
             if let summary = outcome.summary { s.lastSummary[job] = summary.counts }
         }
     }
@@ -79,8 +85,8 @@ public final class Coordinator: Sendable {
         }
     }
 
-    func setSchema(differences: Int, pending: Int) {
-        state.withLock { $0.schemaDifferences = differences; $0.pendingMigrations = pending }
+    func setSchema(differences: Int, advisories: Int, pending: Int) {
+        state.withLock { $0.schemaDifferences = differences; $0.schemaAdvisories = advisories; $0.pendingMigrations = pending }
     }
 
     func seedLastSuccess(_ values: [String: Date]) {

@@ -117,14 +117,14 @@ public final class Daemon: Sendable {
                 }
                 coordinator.setDatabaseReachable(true)
                 do {
-                    let (differences, pending) = try await session.run { c -> (Int, Int) in
+                    let (differences, advisories, pending) = try await session.run { c -> (Int, Int, Int) in
                         let source = try MigrationSource(directory: directory, include: include)
                         let report = try Verifier(connection: c, source: source).verify()
                         for difference in report.differences { logger.warning("schema difference", [("difference", difference)]) }
                         let status = try Migrator(connection: c, source: source, logger: .silent).status()
-                        return (report.differences.count, status.pending.count)
+                        return (report.differences.count, report.advisories.count, status.pending.count)
                     }
-                    coordinator.setSchema(differences: differences, pending: pending)
+                    coordinator.setSchema(differences: differences, advisories: advisories, pending: pending)
                     logger.info("schema checked", [("differences", String(differences)), ("pending_migrations", String(pending))])
                 } catch {
                     logger.warning("could not check the app schema; jobs run anyway", [("error", "\(error)")])

@@ -18,6 +18,8 @@ enum MetricsRenderer {
         metric("steward_migrations_pending", "migration files not applied yet", "gauge", [("", Double(s.pendingMigrations))])
         metric("steward_schema_differences", "differences between the live database and the applied migrations", "gauge",
                [("", Double(s.schemaDifferences))])
+        metric("steward_schema_advisories", "known weaknesses of the app schema that verify advises about (not differences)", "gauge",
+               [("", Double(s.schemaAdvisories))])
         metric("steward_job_enabled", "1 when the job is enabled", "gauge",
                s.settings.jobs.map { (job($0.settings.name), $0.settings.enabled ? 1 : 0) })
         metric("steward_job_paused", "1 when the job is paused", "gauge", jobs.map { (job($0), s.scheduler.isPaused($0) ? 1 : 0) })
@@ -33,8 +35,10 @@ enum MetricsRenderer {
             }
         }
         metric("steward_job_runs_total", "runs and slots by outcome since this instance started", "counter", runs)
-        metric("steward_job_last_summary", "the numbers of the job's last successful run (e.g. username-check: new findings)", "gauge",
+        metric("steward_job_last_result", "the numbers of the job's last successful run (e.g. username-check: new findings)", "gauge",
                jobs.flatMap { name in (s.lastSummary[name] ?? []).map { ("{job=\"\(name)\",key=\"\($0.0)\"}", Double($0.1)) } })
+        metric("steward_job_consecutive_failures", "failed attempts of the job since its last success on this instance", "gauge",
+               jobs.map { (job($0), Double(s.consecutiveFailures[$0] ?? 0)) })
         metric("steward_job_missed_slots_total", "slots missed since this instance started", "counter",
                jobs.map { (job($0), Double(s.missed[$0] ?? 0)) })
         return out

@@ -20,11 +20,14 @@ struct CommandContext {
 
     var json: Bool { arguments.flag("json") }
 
+    /// The environment variables Steward reads.
+    static let environmentKeys = ["STEWARD_DATABASE_URL", "STEWARD_MIGRATIONS_DIR", "STEWARD_LOG_LEVEL", "STEWARD_CONTROL_SOCKET",
+                                  "NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "CREDENTIALS_DIRECTORY"]
+
     /// Merges flags over environment over file; throws `ConfigError` or `UsageError`.
     init(spec: CommandSpec, arguments: ParsedArguments) throws {
         var environment: [String: String] = [:]
-        for key in ["STEWARD_DATABASE_URL", "STEWARD_MIGRATIONS_DIR", "STEWARD_LOG_LEVEL", "STEWARD_CONTROL_SOCKET",
-                    "NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "CREDENTIALS_DIRECTORY"] {
+        for key in Self.environmentKeys {
             if let value = getenv(key) { environment[key] = String(cString: value) }
         }
         let flags = arguments

@@ -38,6 +38,21 @@ struct Steward {
                 Output.print(overview)
             }
             return .ok
+        case "man":
+            // Hidden: the manual pages and the bash completion, written from the same tables as --help.
+            guard arguments.count == 1 else {
+                Output.error("usage: steward man \(ManualPages.names.joined(separator: "|"))|bash-completion")
+                return .usage
+            }
+            if arguments[0] == "bash-completion" {
+                Output.print(BashCompletion.script)
+            } else if let page = ManualPages.page(arguments[0]) {
+                Output.print(page)
+            } else {
+                Output.error("no manual page \"\(arguments[0])\"")
+                return .usage
+            }
+            return .ok
         case "version", "--version":
             Output.print("steward \(version)")
             return .ok

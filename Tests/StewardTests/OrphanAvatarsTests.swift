@@ -266,7 +266,7 @@ struct OrphanAvatarsTests {
                 max_fraction = 1
                 """)
             #expect(eventually(30) { (try? w.storage.objects()) == ["s1.jpeg"] }, "\(daemon.process.stderrSoFar.suffix(1500))")
-            #expect(eventually(10) { ((try? daemon.ctl(["metrics"]).stdout) ?? "").contains(#"steward_job_last_summary{job="orphan-avatars",key="deleted"}"#) })
+            #expect(eventually(10) { ((try? daemon.ctl(["metrics"]).stdout) ?? "").contains(#"steward_job_last_result{job="orphan-avatars",key="deleted"}"#) })
             #expect(daemon.stop().exitCode == 0)
         }
     }

@@ -1,0 +1,160 @@
+import CLI
+import Config
+import Foundation
+import Jobs
+
+/// `steward(1)` and `steward.ini(5)` in roff, written from the tables `--help` and `config check` use.
+enum ManualPages {
+    /// The pages by name, for the hidden `steward man <page>` command.
+    static let names = ["steward", "steward.ini"]
+
+    static func page(_ name: String) -> String? {
+        switch name {
+        case "steward": return steward
+        case "steward.ini": return stewardINI
+        default: return nil
+        }
+    }
+
+    /// What each environment variable in `CommandContext.environmentKeys` does.
+    static let environment: [String: String] = [
+        "STEWARD_DATABASE_URL": "The database URL when --database-url is not given; beats [database] url.",
+        "STEWARD_MIGRATIONS_DIR": "The migrations folder when --migrations is not given; beats [migrations] dir.",
+        "STEWARD_LOG_LEVEL": "The log level when --log-level is not given; beats [log] level.",
+        "STEWARD_CONTROL_SOCKET": "The control socket path when --socket is not given; beats [control] socket.",
+        "NOTIFY_SOCKET": "Set by systemd for Type=notify services: steward run reports READY=1, STATUS=, STOPPING=1 there.",
+        "WATCHDOG_USEC": "Set by systemd with WatchdogSec=: steward run sends WATCHDOG=1 every half of it.",
+        "WATCHDOG_PID": "Set by systemd with the watchdog: the process the watchdog is meant for.",
+        "CREDENTIALS_DIRECTORY": "Set by systemd with LoadCredential=: where credential:NAME secret files are read.",
+    ]
+
+    /// The files the package installs or Steward reads and writes.
+    static let files: [(String, String)] = [
+        ("/etc/steward/steward.ini", "The configuration (see steward.ini(5)); mode 640, group steward."),
+        ("/etc/steward/database-password", "The database password, passed to the service as the credential database-password."),
+        ("/run/steward/control.sock", "The control socket (mode 0660): root and the steward user may change, the steward group may read."),
+        ("/usr/share/steward/migrations", "The quickstart's migrations, NNNN_name.sql."),
+        ("/usr/share/steward/optional", "Opt-in migration folders (username-enforcement, storage-hardening, avatar-integrity)."),
+        ("/usr/share/steward/reserved-usernames.txt", "The built-in reserved usernames, one a line."),
+        ("/lib/systemd/system/steward.service", "The systemd unit (Type=notify, user steward)."),
+        ("/usr/lib/sysusers.d/steward.conf", "Creates the steward system user and group."),
+    ]
+
+    static var steward: String {
+        var page = header(name: "STEWARD", section: 1, title: "User Commands")
+        page += ".SH NAME\nsteward \\- keeps a Supabase user\\-management project's database in shape\n"
+        page += ".SH SYNOPSIS\n.B steward\n.I command\n.RI [ options ]\n.br\n.B steward help\n.RI [ command ]\n.br\n.B steward version\n"
+        page += ".SH DESCRIPTION\n"
+        page += Roff.paragraphs("""
+        Steward applies and verifies the database migrations of a Supabase user-management project, runs its upkeep \
+        jobs on a schedule as a systemd service, and answers operators on a control socket.
+
+        The database URL comes from --database-url, else STEWARD_DATABASE_URL, else [database] url in --config. \
+        Use the direct connection (port 5432) or the session pooler; the transaction pooler (port 6543) is refused.
+        """) + "\n"
+        page += ".SH COMMANDS\n"
+        for command in Steward.commands {
+            let spec = command.spec
+            page += ".SS \"steward \(Roff.escaped(spec.name))\(spec.positionals.map { " " + Roff.escaped($0) } ?? "") [options]\"\n"
+            page += Roff.paragraphs(spec.abstract) + "\n"
+            if !spec.discussion.isEmpty { page += ".PP\n" + Roff.paragraphs(spec.discussion) + "\n" }
+            for option in spec.options {
+                page += ".TP\n" + optionTag(option) + "\n" + Roff.paragraphs(option.help) + "\n"
+            }
+        }
+        page += ".SS \"steward help [command]\"\nShow the overview, or one command's options.\n"
+        page += ".SS \"steward version\"\nPrint the version.\n"
+        page += ".SH JOBS\n"
+        for job in JobCatalog.all {
+            page += ".TP\n.B \(Roff.escaped(job.name))\n" + Roff.paragraphs(job.abstract) + " Default schedule: \\fB\(Roff.escaped(job.defaultSchedule))\\fR.\n"
+        }
+        page += ".SH EXIT STATUS\n"
+        for code in ExitCode.all {
+            page += ".TP\n.B \(code.rawValue)\n" + Roff.paragraphs(code.meaning) + "\n"
+        }
+        page += ".SH ENVIRONMENT\n"
+        for key in CommandContext.environmentKeys {
+            page += ".TP\n.B \(Roff.escaped(key))\n" + Roff.paragraphs(environment[key] ?? "Read at start.") + "\n"
+        }
+        page += ".SH FILES\n"
+        for (path, what) in files {
+            page += ".TP\n.I \(Roff.escaped(path))\n" + Roff.paragraphs(what) + "\n"
+        }
+        page += ".SH SEE ALSO\n.BR steward.ini (5),\n.BR systemctl (1),\n.BR systemd.exec (5),\n.BR journalctl (1)\n"
+        return page
+    }
+
+    /// The order sections are described in.
+    static let sectionOrder = ["database", "migrations", "log", "control", "storage", "metrics", "daemon", "apple"]
+
+    static var stewardINI: String {
+        var page = header(name: "STEWARD.INI", section: 5, title: "File Formats")
+        page += ".SH NAME\nsteward.ini \\- the configuration of steward\n"
+        page += ".SH SYNOPSIS\n.I /etc/steward/steward.ini\n"
+        page += ".SH DESCRIPTION\n"
+        page += Roff.paragraphs("""
+        An INI file: [section] headers and key = value lines, each key once. Comments start with ; or # at the start \
+        of a line. Command-line flags beat environment variables, which beat this file. A mistake stops Steward before \
+        it does anything: the error names file, line and key (exit 78). Check a file with steward config check --config FILE.
+
+        Secrets never go in this file: keys ending in _file name a file readable only by Steward's user (mode 600), \
+        or credential:NAME for a systemd credential (LoadCredential=).
+        """) + "\n"
+        let known = StewardConfig.knownKeys
+        let sections = sectionOrder.filter { known[$0] != nil } + known.keys.filter { !sectionOrder.contains($0) }.sorted()
+        for section in sections {
+            page += ".SH \"[\(section)]\"\n"
+            for (key, takes) in (known[section] ?? [:]).sorted(by: { $0.key < $1.key }) {
+                let fallback = StewardConfig.documentedDefaults[section]?[key] ?? "unset"
+                page += keyEntry(key, takes: takes, default: fallback)
+            }
+        }
+        page += ".SH \"[job.NAME]\"\n"
+        page += Roff.paragraphs("One section per job; every job takes these keys, and the keys of its own below.") + "\n"
+        for (key, takes) in JobSettings.commonKeys.sorted(by: { $0.key < $1.key }) {
+            page += keyEntry(key, takes: takes, default: JobSettings.documentedCommonDefaults[key] ?? "unset")
+        }
+        for job in JobCatalog.all {
+            page += ".SS \"[job.\(Roff.escaped(job.name))]\"\n"
+            page += Roff.paragraphs(job.abstract) + " Default schedule: \\fB\(Roff.escaped(job.defaultSchedule))\\fR.\n"
+            if job.options.isEmpty { page += ".PP\nNo keys beyond the common ones.\n" }
+            for option in job.options {
+                page += keyEntry(option.key, takes: option.help, default: option.defaultValue.isEmpty ? "unset" : option.defaultValue)
+            }
+        }
+        page += ".SH FILES\n.TP\n.I /etc/steward/steward.ini\nThe configuration the service reads.\n"
+        page += ".SH SEE ALSO\n.BR steward (1)\n"
+        return page
+    }
+
+    static func header(name: String, section: Int, title: String) -> String {
+        ".\\\" Generated by steward man; do not edit.\n.TH \(name) \(section) \"\" \"steward \(Steward.version)\" \"\(title)\"\n"
+    }
+
+    static func optionTag(_ option: CommandSpec.Option) -> String {
+        "\\fB\\-\\-\(Roff.escaped(option.name))\\fR" + (option.valueName.map { " \\fI\(Roff.escaped($0))\\fR" } ?? "")
+    }
+
+    static func keyEntry(_ key: String, takes: String, default fallback: String) -> String {
+        ".TP\n.B \(Roff.escaped(key))\n" + Roff.paragraphs(takes + ".")
+            + "\n.br\nDefault: " + Roff.escaped(fallback) + ".\n"
+    }
+}
+
+extension ExitCode {
+    /// Every exit code, in numeric order.
+    static var all: [ExitCode] { (0...255).compactMap { ExitCode(rawValue: $0) } }
+
+    /// What the code tells a script.
+    var meaning: String {
+        switch self {
+        case .ok: "Success (whatever a job found, unless --fail-on-findings)."
+        case .failure: "The command failed: a statement, a lock, a file, or the daemon refused."
+        case .drift: "Drift or differences found (status, verify, adopt), new findings with --fail-on-findings, or an Apple secret close to expiry."
+        case .usage: "The command line was wrong."
+        case .unavailable: "The database, or the daemon's control socket, could not be reached."
+        case .temporaryFailure: "Another run of the job holds the lock, or the daemon did not answer in time; try again later."
+        case .config: "The configuration is wrong: the message names file:line and key."
+        }
+    }
+}
