@@ -54,7 +54,7 @@ install -m 644 config/reserved-usernames.txt "$pkg/usr/share/steward/reserved-us
 find "$pkg/usr/share/steward" -type d -exec chmod 755 {} + -o -type f -exec chmod 644 {} +
 
 # The conffile: config/steward.ini with the packaged paths, and the project-specific examples commented out.
-awk -f packaging/deb/steward-ini.awk config/steward.ini > "$pkg/etc/steward/steward.ini"
+awk -f scripts/packaging/deb/steward-ini.awk config/steward.ini > "$pkg/etc/steward/steward.ini"
 chmod 640 "$pkg/etc/steward/steward.ini"
 printf '/etc/steward/steward.ini\n' > "$pkg/DEBIAN/conffiles"
 # It must pass its own check as shipped (its /usr/share/steward paths read from the staged tree).
@@ -69,17 +69,17 @@ chmod 644 "$pkg/usr/share/man/man1/steward.1.gz" "$pkg/usr/share/man/man5/stewar
     "$pkg/usr/share/bash-completion/completions/steward"
 
 # copyright and changelog (an entry is added for a version the changelog does not have yet).
-install -m 644 packaging/deb/copyright "$pkg/usr/share/doc/steward/copyright"
+install -m 644 scripts/packaging/deb/copyright "$pkg/usr/share/doc/steward/copyright"
 changelog=$stage/changelog
-if ! head -1 packaging/deb/changelog | grep -qF "steward ($version)"; then
+if ! head -1 scripts/packaging/deb/changelog | grep -qF "steward ($version)"; then
     printf 'steward (%s) bookworm; urgency=medium\n\n  * Rebuild.\n\n -- %s  %s\n\n' "$version" \
-        "$(sed -n 's/^ -- \(.*>\)  .*/\1/p' packaging/deb/changelog | head -1)" "$(date -R)" > "$changelog"
+        "$(sed -n 's/^ -- \(.*>\)  .*/\1/p' scripts/packaging/deb/changelog | head -1)" "$(date -R)" > "$changelog"
 fi
-cat packaging/deb/changelog >> "$changelog"
+cat scripts/packaging/deb/changelog >> "$changelog"
 gzip -9nc "$changelog" > "$pkg/usr/share/doc/steward/changelog.gz"
 chmod 644 "$pkg/usr/share/doc/steward/changelog.gz"
 
-for script in postinst prerm postrm; do install -m 755 "packaging/deb/$script" "$pkg/DEBIAN/$script"; done
+for script in postinst prerm postrm; do install -m 755 "scripts/packaging/deb/$script" "$pkg/DEBIAN/$script"; done
 
 # Depends: what the binary links, as dpkg-shlibdeps reads it (package names and minimum versions from the
 # libraries' shlibs and symbols files).
@@ -109,7 +109,7 @@ cat > "$pkg/DEBIAN/control" <<CONTROL
 Package: steward
 Version: $version
 Architecture: $arch
-Maintainer: $(sed -n 's/^ -- \(.*>\)  .*/\1/p' packaging/deb/changelog | head -1)
+Maintainer: $(sed -n 's/^ -- \(.*>\)  .*/\1/p' scripts/packaging/deb/changelog | head -1)
 Installed-Size: $installed_size
 Depends: $depends
 Recommends: $recommends

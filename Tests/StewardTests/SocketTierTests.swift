@@ -48,7 +48,7 @@ struct SocketTierTests {
             """.write(toFile: config, atomically: true, encoding: .utf8)
             defer { try? FileManager.default.removeItem(atPath: config) }
             let log = NSTemporaryDirectory() + "steward-tier-\(UUID().uuidString.prefix(8)).log"
-            FileManager.default.createFile(atPath: log, contents: nil)
+            #expect(FileManager.default.createFile(atPath: log, contents: nil), "could not create the log file")
             defer { try? FileManager.default.removeItem(atPath: log) }
 
             let daemon = Process()
