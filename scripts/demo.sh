@@ -49,6 +49,7 @@ psql "$STEWARD_DATABASE_URL" -X -c "select rule, username, detail from steward.u
 step "the Swift app at work: every profile save uploads a new <UUID>.jpeg and orphans the previous one"
 emulator_port=${STEWARD_EMULATOR_PORT:-54350}
 pkill -f "storage-emulator.py --port $emulator_port" 2>/dev/null || true
+mkdir -p "$root/.local"
 rm -rf "$root/.local/storage"
 jwt_secret=steward-demo-jwt-secret-not-for-production
 python3 scripts/storage-emulator.py --port "$emulator_port" --data-dir "$root/.local/storage" --jwt-secret "$jwt_secret" \
