@@ -29,10 +29,12 @@ struct ServerReading {
         }
 
         /// The same failure as the two protocols word it: a `$1` outside a function body is "there is no parameter"
-        /// when the server splits the text itself (simple protocol) and a bind-message mismatch when the statement
-        /// comes alone with no parameters (extended protocol), as Steward sends it.
+        /// when the server splits the text itself (simple protocol), and a bind-message mismatch or an undetermined
+        /// parameter type when the statement comes alone with no parameters (extended protocol), as Steward sends it.
         static func protocolNeutral(_ error: String) -> String {
-            if error.hasPrefix("ERROR 08P01 bind message supplies 0 parameters") || error.hasPrefix("ERROR 42P02 there is no parameter") {
+            let parameterErrors = ["ERROR 08P01 bind message supplies 0 parameters", "ERROR 42P02 there is no parameter",
+                                   "ERROR 42P18 could not determine data type of parameter"]
+            if parameterErrors.contains(where: { error.hasPrefix($0) }) {
                 return "ERROR a parameter without a value"
             }
             return error
