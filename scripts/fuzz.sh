@@ -37,6 +37,9 @@ corpus="$group_dir/corpus/$name"
 out=".build/fuzz/$name"
 mkdir -p "$out" "$corpus"
 flags=(-parse-as-library -sanitize=fuzzer,address -g -Onone -I "$out" -L "$out")
+# The compiler's and linker's chatter (the sanitizer runtime's symbol warnings) goes to a log, shown on failure.
+build() { "$@" >>"$out/build.log" 2>&1 || { cat "$out/build.log" >&2; echo "fuzz: building $name failed" >&2; exit 1; }; }
+: >"$out/build.log"
 
 sources_line=$(grep -m1 '^// fuzz-sources:' "$harness" || true)
 modules_line=$(grep -m1 '^// fuzz-modules:' "$harness" || true)
@@ -53,10 +56,10 @@ for spec in ${modules_line#// fuzz-modules:}; do
         files=(Sources/"$module"/*.swift)
     fi
     # An instrumented static library and its module file.
-    swiftc "${flags[@]}" -emit-library -static -emit-module -module-name "$module" -o "$out/lib$module.a" "${files[@]}"
+    build swiftc "${flags[@]}" -emit-library -static -emit-module -module-name "$module" -o "$out/lib$module.a" "${files[@]}"
     libs=("-l$module" "${libs[@]}")  # static libraries link dependents first
 done
-swiftc "${flags[@]}" -module-name "fuzz_${name//-/_}" "$harness" "${sources[@]}" "${libs[@]}" -o "$out/fuzz-$name"
+build swiftc "${flags[@]}" -module-name "fuzz_${name//-/_}" "$harness" "${sources[@]}" "${libs[@]}" -o "$out/fuzz-$name"
 corpus_abs="$(cd "$corpus" && pwd)"
 dirs=("$corpus_abs")
 if [[ -n "${FUZZ_LEDGER:-}" ]]; then
