@@ -62,6 +62,14 @@ def pieces_reading(conn, pieces):
                 results.append([cur.statusmessage or "", rows_of(cur)])
             except psycopg.Error as error:
                 results.append([error_tag(error), []])
+                # A piece that fails is worded as the server's own split would word it: the same statement
+                # analysed under the simple protocol (a $1 outside a body is "there is no parameter" there, and
+                # "bind message supplies 0 parameters" or another error under Parse/Bind). A piece that only the
+                # extended protocol refuses (two statements in one) keeps the extended protocol's error.
+                try:
+                    cur.execute(piece, prepare=False)
+                except psycopg.Error as simple:
+                    results[-1] = [error_tag(simple), []]
                 break
     return results
 

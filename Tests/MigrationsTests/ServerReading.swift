@@ -24,20 +24,7 @@ struct ServerReading {
         var failsAlike: Bool {
             guard server.count == 1, let error = (server[0] as? [Any])?.first as? String, error.hasPrefix("ERROR"),
                   let last = pieces.last as? [Any] else { return false }
-            guard let lastError = last.first as? String else { return false }
-            return Self.protocolNeutral(lastError) == Self.protocolNeutral(error)
-        }
-
-        /// The same failure as the two protocols word it: a `$1` outside a function body is "there is no parameter"
-        /// when the server splits the text itself (simple protocol), and a bind-message mismatch or an undetermined
-        /// parameter type when the statement comes alone with no parameters (extended protocol), as Steward sends it.
-        static func protocolNeutral(_ error: String) -> String {
-            let parameterErrors = ["ERROR 08P01 bind message supplies 0 parameters", "ERROR 42P02 there is no parameter",
-                                   "ERROR 42P18 could not determine data type of parameter"]
-            if parameterErrors.contains(where: { error.hasPrefix($0) }) {
-                return "ERROR a parameter without a value"
-            }
-            return error
+            return (last.first as? String) == error
         }
 
         /// True when the server refused the whole text while reading it, before running anything: a syntax error,
