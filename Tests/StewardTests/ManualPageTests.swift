@@ -7,23 +7,10 @@ import TestSupport
 /// own "unknown key" refusals), rendered by groff and man without a warning, completion sourced in bash.
 @Suite("man pages and bash completion: every flag and key, no groff warning, completions that work")
 struct ManualPageTests {
-    /// Runs a program to completion with `input` on standard input.
+    /// Runs a program to completion.
     static func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, stdout: String, stderr: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        var env = ProcessInfo.processInfo.environment
-        for (key, value) in environment { env[key] = value }
-        process.environment = env
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let collected = CollectedPipes(out: out, err: err)
-        process.waitUntilExit()
-        let (stdout, stderr) = collected.finish()
-        return (process.terminationStatus, stdout, stderr)
+        let result = try StewardProcess.runProgram(executable, arguments, environment: environment)
+        return (result.exitCode, result.stdout, result.stderr)
     }
 
     static func page(_ name: String) throws -> String {
@@ -190,33 +177,5 @@ struct ManualPageTests {
             for word in expected { #expect(offered.contains(word), "completing \(line) should offer \(word); got \(offered.sorted())") }
             for word in absent { #expect(!offered.contains(word), "completing \(line) should not offer \(word)") }
         }
-    }
-}
-
-/// Both pipes of a child read to the end on Foundation's reader threads (no deadlock on a full pipe).
-final class CollectedPipes: @unchecked Sendable {
-    private let lock = NSLock()
-    private var out = Data(), err = Data()
-    private let outPipe: Pipe, errPipe: Pipe
-
-    init(out: Pipe, err: Pipe) {
-        outPipe = out
-        errPipe = err
-        out.fileHandleForReading.readabilityHandler = { [weak self] handle in self?.append(handle.availableData, error: false) }
-        err.fileHandleForReading.readabilityHandler = { [weak self] handle in self?.append(handle.availableData, error: true) }
-    }
-
-    private func append(_ data: Data, error: Bool) {
-        lock.lock(); defer { lock.unlock() }
-        if error { err.append(data) } else { out.append(data) }
-    }
-
-    func finish() -> (String, String) {
-        outPipe.fileHandleForReading.readabilityHandler = nil
-        errPipe.fileHandleForReading.readabilityHandler = nil
-        append(outPipe.fileHandleForReading.readDataToEndOfFile(), error: false)
-        append(errPipe.fileHandleForReading.readDataToEndOfFile(), error: true)
-        lock.lock(); defer { lock.unlock() }
-        return (String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
     }
 }

@@ -20,10 +20,17 @@ public struct StewardProcess {
         return process.wait(timeout: timeout)
     }
 
-    /// Starts `steward arguments…` and returns at once.
-    public static func start(_ arguments: [String], environment: [String: String] = [:]) throws -> Running {
+    /// Runs another program (`groff`, `man`, `bash`) to completion the same way, its output collected alike.
+    public static func runProgram(_ executable: String, _ arguments: [String], environment: [String: String] = [:],
+                                  timeout: Double = 120) throws -> Result {
+        try start(arguments, environment: environment, executable: executable).wait(timeout: timeout)
+    }
+
+    /// Starts `steward arguments…` (or `executable`) and returns at once.
+    public static func start(_ arguments: [String], environment: [String: String] = [:],
+                             executable: String = TestEnvironment.stewardBinary) throws -> Running {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: TestEnvironment.stewardBinary)
+        process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "STEWARD_DATABASE_URL")
