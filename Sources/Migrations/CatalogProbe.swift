@@ -23,7 +23,9 @@ struct CatalogProbe {
         case table(live: String, liveOID: Int?, probeOID: Int, probeName: String)
         case rowLevelSecurity(table: String, liveOID: Int?)
         case policy(name: String, table: String, liveTableOID: Int?, probeTableOID: Int, probeName: String)
-        case function(live: String, probeOID: Int, probeName: String)
+        /// `signature` is the live name with the argument types (`public.f(text, integer)`): argument names would
+        /// make to_regprocedure fail with a syntax error.
+        case function(signature: String, probeOID: Int, probeName: String)
         case trigger(name: String, table: String, liveTableOID: Int?, probeTableOID: Int, probeName: String)
         case bucket(expectedJSON: String)
         case index(name: String, table: String, liveTableOID: Int?, probeTableOID: Int, probeName: String)
@@ -57,8 +59,8 @@ struct CatalogProbe {
         var lastDefinition: [String: (file: Int, check: Int)] = [:]
         for (fileIndex, fileChecks) in checks.enumerated() {
             for (checkIndex, check) in fileChecks.enumerated() {
-                if case .function(let live, let probeOID, _) = check {
-                    lastDefinition[try functionKey(live: live, probeOID: probeOID)] = (fileIndex, checkIndex)
+                if case .function(let signature, _, _) = check {
+                    lastDefinition[signature.lowercased()] = (fileIndex, checkIndex)
                 }
             }
         }
@@ -68,8 +70,8 @@ struct CatalogProbe {
             var differences = failures[index]
             var missing: [String] = []
             for (checkIndex, check) in checks[index].enumerated() {
-                if case .function(let live, let probeOID, _) = check,
-                   let last = lastDefinition[try functionKey(live: live, probeOID: probeOID)], last != (index, checkIndex) {
+                if case .function(let signature, _, _) = check,
+                   let last = lastDefinition[signature.lowercased()], last != (index, checkIndex) {
                     present += 1
                     continue
                 }
@@ -82,12 +84,6 @@ struct CatalogProbe {
             results.append(FileResult(file: file, presence: presence, differences: differences, missing: missing))
         }
         return results
-    }
-
-    /// The function's live name with its argument types, the same for every file that defines it.
-    private func functionKey(live: String, probeOID: Int) throws -> String {
-        let types = try connection.query("select oidvectortypes(proargtypes) from pg_proc where oid = $1", [probeOID]).rows[0].decode(String.self, at: 0)
-        return "\(live.lowercased())(\(types))"
     }
 
     // MARK: - Running statements under probe names
@@ -178,10 +174,10 @@ struct CatalogProbe {
             let probe = state.next("f")
             let qualified = name.schema.map { "\(quoted($0)).\(probe)" } ?? probe
             try run(statement.rewriting([(name.range, qualified)]))
-            let probeOID = try connection.query(
-                "select p.oid from pg_proc p where p.proname = $1 order by oid desc limit 1", [probe]).rows[0].decode(Int.self, at: 0)
+            let row = try connection.query(
+                "select p.oid, oidvectortypes(p.proargtypes) from pg_proc p where p.proname = $1 order by oid desc limit 1", [probe]).rows[0]
             state.renames.append((probe, name.object))
-            return .function(live: name.text, probeOID: probeOID, probeName: probe)
+            return .function(signature: "\(name.text)(\(try row.decode(String.self, at: 1)))", probeOID: try row.decode(Int.self, at: 0), probeName: probe)
 
         case .createTrigger(let name, let table, let function):
             let liveOID = try oid(ofRelation: table.text)
@@ -328,10 +324,7 @@ struct CatalogProbe {
             }
             return Outcome(differences: differences)
 
-        case .function(let live, let probeOID, _):
-            // Argument types only: to_regprocedure refuses argument names (`f(value text)` is a syntax error).
-            let arguments = try connection.query("select oidvectortypes(proargtypes) from pg_proc where oid = $1", [probeOID]).rows[0].decode(String.self, at: 0)
-            let signature = "\(live)(\(arguments))"
+        case .function(let signature, let probeOID, _):
             guard let liveOID = try connection.query("select to_regprocedure($1)::oid::int8", [signature]).rows[0].decode(Int?.self, at: 0) else {
                 return Outcome(missing: "function \(signature)")
             }
