@@ -9,13 +9,14 @@ storage-emulator.py apply here too (hang_next, huge_body_next, echo_next, raw_ne
 Slack-style webhook receiver (200, counted in stats), under the same faults. Differences from the real API: only the Apple fields, one project, no
 other routes, state in memory.
 """
-import argparse, base64, hashlib, hmac, importlib.util, json, os, threading
+import argparse, hashlib, hmac, importlib.util, json, os, threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 _spec = importlib.util.spec_from_file_location("storage_emulator", os.path.join(os.path.dirname(os.path.abspath(__file__)), "storage-emulator.py"))
 _storage = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_storage)
 hostile = _storage.hostile
+take_fault = _storage.take_fault
 
 ARGS = None
 LOCK = threading.Lock()
@@ -56,18 +57,7 @@ class Handler(BaseHTTPRequestHandler):
                 return self.reply(200, STATS)
         with LOCK:
             STATS["requests"] += 1
-            action = None
-            if FAULTS["raw_next"]:
-                action = ("raw", base64.b64decode(FAULTS["raw_next"].pop(0)))
-            elif FAULTS["hang_next"] > 0:
-                FAULTS["hang_next"] -= 1; action = "hang"
-            elif FAULTS["huge_body_next"] > 0:
-                FAULTS["huge_body_next"] -= 1; action = "huge"
-            elif FAULTS["echo_next"] > 0:
-                FAULTS["echo_next"] -= 1; action = "echo"
-            elif FAULTS["rate_limit_next"] > 0:
-                FAULTS["rate_limit_next"] -= 1
-                action = "limit"
+            action = take_fault(FAULTS, STATS["requests"])
             settings = (FAULTS["hang_s"], FAULTS["huge_body_bytes"], FAULTS["echo_status"], FAULTS["retry_after"])
         if action == "limit":
             self.body()

@@ -78,6 +78,22 @@ def connection():
     return conn
 
 
+def take_fault(faults, request_number):
+    """The fault the next request meets, taking one from its counter (the caller holds the faults' lock): a raw
+    answer, a hang, a huge body, an echo, a dropped connection, a failure, a rate limit, in that order; then every
+    fail_every-th request fails. None when no fault is due. Keys a caller's faults lack count as 0."""
+    if faults.get("raw_next"):
+        return ("raw", base64.b64decode(faults["raw_next"].pop(0)))
+    for key, action in (("hang_next", "hang"), ("huge_body_next", "huge"), ("echo_next", "echo"), ("drop_next", "drop"),
+                        ("fail_next", "fail"), ("rate_limit_next", "limit")):
+        if faults.get(key, 0) > 0:
+            faults[key] -= 1
+            return action
+    if faults.get("fail_every") and request_number % faults["fail_every"] == 0:
+        return "fail"
+    return None
+
+
 def hostile(handler, action, hang_s, huge_bytes, echo_status, retry_after):
     """The hostile answers (shared with management-emulator.py): True when `action` was one and was answered."""
     kind = action[0] if isinstance(action, tuple) else action
@@ -191,23 +207,7 @@ class Handler(BaseHTTPRequestHandler):
         with FAULTS_LOCK:
             STATS["requests"] += 1
             delay = FAULTS["delay_ms"]
-            action = None
-            if FAULTS["raw_next"]:
-                action = ("raw", base64.b64decode(FAULTS["raw_next"].pop(0)))
-            elif FAULTS["hang_next"] > 0:
-                FAULTS["hang_next"] -= 1; action = "hang"
-            elif FAULTS["huge_body_next"] > 0:
-                FAULTS["huge_body_next"] -= 1; action = "huge"
-            elif FAULTS["echo_next"] > 0:
-                FAULTS["echo_next"] -= 1; action = "echo"
-            elif FAULTS["drop_next"] > 0:
-                FAULTS["drop_next"] -= 1; action = "drop"
-            elif FAULTS["fail_next"] > 0:
-                FAULTS["fail_next"] -= 1; action = "fail"
-            elif FAULTS["rate_limit_next"] > 0:
-                FAULTS["rate_limit_next"] -= 1; action = "limit"
-            elif FAULTS["fail_every"] and STATS["requests"] % FAULTS["fail_every"] == 0:
-                action = "fail"
+            action = take_fault(FAULTS, STATS["requests"])
             if action or delay:
                 STATS["faults"] += 1
             retry_after = FAULTS["retry_after"]
