@@ -12,6 +12,29 @@
 import json, os, pwd, select, signal, socket, sys, threading, time
 
 
+def serve(server, seconds, answer):
+    """Listens on `server` for `seconds`, says "ready", and hands each client to `answer` before closing it."""
+    server.listen(16)
+    print("ready", flush=True)
+    server.settimeout(0.2)
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            client, _ = server.accept()
+        except socket.timeout:
+            continue
+        try:
+            answer(client)
+        except OSError:
+            pass
+        client.close()
+
+
+def squatter_answer(client):
+    client.recv(4096)
+    client.sendall(b'{"ok":true,"text":"a squatter answered"}\n')
+
+
 def become(user):
     entry = pwd.getpwnam(user)
     os.setgroups([])
@@ -125,35 +148,12 @@ def main():
         become(user)
         server.bind(path)
         os.chmod(path, 0o666)
-        server.listen(16)
-        print("ready", flush=True)
-        server.settimeout(0.2)
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            try:
-                client, _ = server.accept()
-            except socket.timeout:
-                continue
-            try:
-                client.recv(4096)
-                client.sendall(b'{"ok":true,"text":"a squatter answered"}\n')
-            except OSError:
-                pass
-            client.close()
+        serve(server, seconds, squatter_answer)
     elif command == "hangup":
         path, seconds = sys.argv[2], float(sys.argv[3])
         server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         server.bind(path)
-        server.listen(16)
-        print("ready", flush=True)
-        server.settimeout(0.2)
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            try:
-                client, _ = server.accept()
-            except socket.timeout:
-                continue
-            client.close()
+        serve(server, seconds, lambda client: None)
         os.unlink(path)
     elif command == "stale":
         server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
