@@ -31,12 +31,20 @@ let package = Package(
 
         // Concerns of Steward itself.
         .target(name: "Logging"),
-        .target(name: "Migrations", dependencies: ["Postgres", "Crypto", "Logging", "SQLParser"]),
+        .target(name: "Migrations", dependencies: ["AdvisoryLocks", "Postgres", "Crypto", "Logging", "SQLParser"]),
         .target(name: "CLI", dependencies: ["Logging"]),
         .target(name: "Scheduler"),
         .target(name: "Storage", dependencies: ["HTTP", "Logging"]),
         .target(name: "Apple", dependencies: ["Crypto", "HTTP"]),
-        .target(name: "Jobs", dependencies: ["Postgres", "Config", "Scheduler", "Logging", "Usernames", "Storage", "Apple", "Crypto", "HTTP"]),
+        // Every advisory lock key Steward takes.
+        .target(name: "AdvisoryLocks"),
+        .target(name: "Alerts", dependencies: ["HTTP", "Logging", "Postgres"]),
+        // The job framework; each job is a module of its own on top of it, listed once in the executable.
+        .target(name: "Jobs", dependencies: ["AdvisoryLocks", "Config", "Logging", "Postgres", "Scheduler"]),
+        .target(name: "PruneHistory", dependencies: ["Config", "Jobs", "Postgres"]),
+        .target(name: "UsernameCheck", dependencies: ["Config", "Jobs", "Postgres", "Usernames"]),
+        .target(name: "OrphanAvatars", dependencies: ["Config", "HTTP", "Jobs", "Logging", "Postgres", "Storage"]),
+        .target(name: "AppleSecret", dependencies: ["Alerts", "Apple", "Config", "Crypto", "HTTP", "Jobs", "Logging", "Postgres"]),
         .target(name: "CSystem"),
         .target(name: "CUnicode"),
         // libcurl's headers (libcurl4-openssl-dev); the library itself is opened on first use.
@@ -45,19 +53,20 @@ let package = Package(
         .target(name: "Control", dependencies: ["CSystem", "FileSystem", "Logging"]),
         .target(name: "FileSystem"),
         .target(name: "Systemd"),
-        .target(name: "Daemon", dependencies: ["Config", "Control", "FileSystem", "Jobs", "Logging", "Migrations", "Postgres", "Scheduler", "Systemd"]),
+        .target(name: "Daemon", dependencies: ["AdvisoryLocks", "Config", "Control", "FileSystem", "Jobs", "Logging", "Migrations", "Postgres", "Scheduler", "Systemd"]),
 
         // The executable only wires the modules together.
         .executableTarget(
             name: "steward",
-            dependencies: ["Apple", "CLI", "Config", "Control", "Daemon", "FileSystem", "Jobs", "Logging", "Postgres", "Migrations", "Scheduler"]
+            dependencies: ["Alerts", "Apple", "AppleSecret", "CLI", "Config", "Control", "Daemon", "FileSystem", "Jobs", "Logging", "Postgres",
+                           "Migrations", "OrphanAvatars", "PruneHistory", "Scheduler", "UsernameCheck"]
         ),
 
         // Fixtures shared by every test target: the real database, the built binary.
         .target(name: "TestSupport", dependencies: ["Postgres", "Logging", "HTTP", "Storage"], path: "Tests/TestSupport"),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestSupport"]),
         .testTarget(name: "MigrationsTests", dependencies: ["Migrations", "Postgres", "SQLParser", "Crypto", "TestSupport"]),
-        .testTarget(name: "ConfigTests", dependencies: ["Config", "CLI", "Jobs", "Logging", "Scheduler", "Control", "TestSupport"]),
+        .testTarget(name: "ConfigTests", dependencies: ["Config", "CLI", "Jobs", "Logging", "Scheduler", "Control", "TestSupport", "steward"]),
         .testTarget(name: "SchedulerTests", dependencies: ["Scheduler"]),
         .testTarget(name: "UsernamesTests", dependencies: ["Usernames"]),
         .testTarget(name: "StewardTests", dependencies: ["FileSystem", "Postgres", "Storage", "TestSupport", "steward"]),

@@ -1,6 +1,5 @@
 import Apple
 import Config
-import Crypto
 import Dispatch
 import Foundation
 import Postgres
@@ -67,18 +66,6 @@ public struct AppleSecretStatus: Sendable {
         // Steward never keeps the secret itself: rebuild what it knows of it from the record.
         let placeholder = AppleClientSecret.known(keyID: known.0, issuedAt: Date(timeIntervalSince1970: known.1), expiresAt: Date(timeIntervalSince1970: known.2))
         return AppleSecretStatus(state: .known(placeholder, hash: hash), source: "management-api", mismatches: [])
-    }
-
-    /// A new secret from the configured key and IDs.
-    public static func generate(_ apple: AppleSettings, lifetimeDays: Int) throws -> AppleClientSecret {
-        guard let team = apple.teamID, let key = apple.keyID, let services = apple.servicesID, let keyFile = apple.privateKeyFile else {
-            throw Failure(description: "generating a secret needs [apple] team_id, key_id, services_id and private_key_file")
-        }
-        let pem = try StewardConfig.readSecret(path: keyFile, what: "Apple private key (.p8)")
-        let signer: ES256Signer
-        do { signer = try ES256Signer(pem: pem) } catch { throw Failure(description: "\(keyFile): \(error.message)") }
-        return try AppleClientSecret.generate(teamID: team, keyID: key, servicesID: services, signer: signer,
-                                              lifetimeSeconds: Int64(lifetimeDays) * 86400)
     }
 
     static func hashOf(_ secret: AppleClientSecret, _ apple: AppleSettings) -> String {

@@ -172,7 +172,7 @@ public final class Daemon: Sendable {
         defer { notifier.ready(status: coordinator.leadership.isLeader ? "running; leader" : "running; standing by") }
         let path = coordinator.settings.path
         do {
-            let settings = try DaemonSettings.load(path: path, environment: environment, overrides: overrides)
+            let settings = try DaemonSettings.load(path: path, environment: environment, catalog: coordinator.settings.catalog, overrides: overrides)
             _ = try settings.config.checkSecretFiles()
             coordinator.apply(settings)
             logger.notice("configuration reloaded", [("config", path ?? "(none)"), ("jobs", settings.enabledJobs.map(\.settings.name).joined(separator: ","))])

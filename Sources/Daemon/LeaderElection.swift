@@ -1,3 +1,4 @@
+import AdvisoryLocks
 import Foundation
 import Logging
 import Postgres
@@ -8,7 +9,7 @@ import Postgres
 /// leader is replaced within about that interval (the server frees its lock when its connection ends).
 struct LeaderElection {
     /// `'STEWLEAD'`: the leader lock, apart from the migration lock and the job locks.
-    static let key: Int64 = LeaderKey.value
+    static let key: Int64 = AdvisoryLock.leader
 
     let session: DatabaseSession
     let coordinator: Coordinator

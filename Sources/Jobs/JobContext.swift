@@ -16,4 +16,6 @@ public struct JobContext: Sendable {
     public let runID: Int64
     /// `--force`: go past a job's safety brake.
     public let force: Bool
+    /// When the run's timeout ends it: the run's task is cancelled then; blocking work (HTTP transfers) must stop by it.
+    public let deadline: ContinuousClock.Instant
 }

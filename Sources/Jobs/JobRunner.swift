@@ -1,5 +1,5 @@
+import AdvisoryLocks
 import Foundation
-import HTTP
 import Logging
 import Postgres
 
@@ -43,7 +43,7 @@ public struct JobRunner: Sendable {
     }
 
     /// The advisory lock of one job: `(0x5354, hashtext(name))`, apart from the migration and leader keys.
-    public static let lockNamespace = 0x5354
+    public static let lockNamespace = AdvisoryLock.jobNamespace
 
     /// Runs `job` once. Never throws: every outcome, database trouble included, comes back as an `Outcome`.
     public func execute(_ job: any Job, settings: JobSettings, scheduledFor: Date?, trigger: RunTrigger,
@@ -93,10 +93,11 @@ public struct JobRunner: Sendable {
         }
         logger.info("job started", [("job", name), ("run", String(id)), ("trigger", trigger.rawValue), ("attempt", String(attempt)),
                                     ("dry_run", String(dryRun))])
+        let deadline = ContinuousClock.now + .milliseconds(Int64(Self.boundedSeconds(settings.timeoutSeconds) * 1000))
         let context = JobContext(dryRun: dryRun, database: session, logger: logger.named("job.\(name)"), settings: settings,
-                                 scheduledFor: scheduledFor, runID: id, force: force)
+                                 scheduledFor: scheduledFor, runID: id, force: force, deadline: deadline)
         do {
-            let summary = try await Self.withTimeout(settings.timeoutSeconds) { try await job.run(context) }
+            let summary = try await Self.withTimeout(settings.timeoutSeconds, deadline: deadline) { try await job.run(context) }
             try await history.finish(id: id, succeeded: true, summary: summary.json, error: nil)
             logger.info("job succeeded", [("job", name), ("run", String(id)), ("seconds", Self.format(elapsed())), ("summary", summary.text)])
             return Outcome(status: .succeeded, runID: id, summary: summary, reason: nil, seconds: elapsed())
@@ -112,22 +113,20 @@ public struct JobRunner: Sendable {
         }
     }
 
-    /// Runs `body`, cancelling it after `seconds`: its queries are cancelled on the server, its HTTP transfers and
-    /// retry waits (every client made inside it, through `HTTPCancellation.current`) stop within 100 ms and none is
-    /// started or waits past the deadline, so the run ends within about a second of it.
-    static func withTimeout<T: Sendable>(_ seconds: Double, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-        let limit = boundedSeconds(seconds)
-        let cancellation = HTTPCancellation(deadline: .now + .milliseconds(Int64(limit * 1000)))
-        return try await withThrowingTaskGroup(of: T.self) { group in
+    /// Runs `body`, cancelling its task at `deadline` (`seconds` after the start): its queries are cancelled on the
+    /// server, and work that honours `JobContext.deadline` and task cancellation (a job's HTTP transfers and retry
+    /// waits) stops at once, so the run ends within about a second of it.
+    static func withTimeout<T: Sendable>(_ seconds: Double, deadline: ContinuousClock.Instant,
+                                         _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        try await withThrowingTaskGroup(of: T.self) { group in
             group.addTask {
-                let value = try await cancellation.scope { try await body() }
+                let value = try await body()
                 // A body that got past its deadline (a transfer cut at it, then a quick finish) still timed out.
-                if let deadline = cancellation.deadline, deadline <= .now { throw TimedOut(seconds: seconds) }
+                if deadline <= .now { throw TimedOut(seconds: seconds) }
                 return value
             }
             group.addTask {
-                try await Task.sleep(for: .milliseconds(Int64(limit * 1000)))
-                cancellation.cancel()
+                try await Task.sleep(until: deadline, clock: .continuous)
                 throw TimedOut(seconds: seconds)
             }
             defer { group.cancelAll() }

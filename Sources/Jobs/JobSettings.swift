@@ -12,8 +12,8 @@ public struct JobSettings: Sendable {
     public var retries: Int
     public var retryBackoffSeconds: Double
     public var missed: MissedPolicy
-    /// The job's own keys, defaults filled in.
-    public var values: [String: String]
+    /// The job's own keys, defaults filled in, for the job to read once.
+    public let options: JobOptions
 
     /// What the scheduler needs of these settings.
     public var timing: JobTiming {
@@ -36,10 +36,8 @@ public struct JobSettings: Sendable {
     /// What `retry_backoff` takes: 0 s to a day.
     public static let retryBackoffRange: ClosedRange<Int64> = 0...86400
 
-    /// A value of the job's own keys (its default when not configured).
-    public func value(_ key: String) -> String { values[key] ?? "" }
-
-    /// Reads `section` for a job of type `job`; throws naming file, line and key.
+    /// Reads the common keys of `section` for a job of type `job` and checks no key is unknown; throws naming file,
+    /// line and key. The job's own keys are read by the job (`Job.settings`).
     public init(job: any Job.Type, section: JobSection?, enabledByDefault: Bool = true) throws(ConfigError) {
         name = job.name
         var raw: [String: INIFile.Entry] = [:]
@@ -84,12 +82,8 @@ public struct JobSettings: Sendable {
                 let folder = file.contains("/") ? String(file[..<file.lastIndex(of: "/")!]) : "."
                 value = folder + "/" + value
             }
-            if let problem = option.validate(value) {
-                throw raw[option.key] != nil ? fail(option.key, problem)
-                    : ConfigError(file: section?.file ?? "(defaults)", key: "[job.\(job.name)] \(option.key)", message: problem)
-            }
             values[option.key] = value
         }
-        self.values = values
+        options = JobOptions(job: job.name, section: section, entries: raw, values: values)
     }
 }

@@ -149,6 +149,29 @@ public struct RunHistory: Sendable {
         }
     }
 
+    /// One job's line in `steward status`: its last run's status and start, and its last success (UTC, ISO 8601).
+    public struct Latest: Sendable {
+        public let job: String
+        public let lastStatus: String?
+        public let lastStarted: String?
+        public let lastSuccess: String?
+    }
+
+    /// The latest runs of every job in the history and of each of `jobs`, by name; nil before the table exists.
+    public static func latest(_ c: Connection, jobs: [String]) throws -> [Latest]? {
+        guard try c.query("select to_regclass('steward.job_runs') is not null").rows[0].decode(Bool.self, at: 0) else { return nil }
+        return try c.query("""
+            select j.job,
+                   (select status from steward.job_runs r where r.job = j.job and r.status not in ('missed', 'skipped') order by started_at desc nulls last, id desc limit 1),
+                   (select to_char(max(started_at) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') from steward.job_runs r where r.job = j.job),
+                   (select to_char(max(finished_at) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') from steward.job_runs r where r.job = j.job and r.status = 'succeeded')
+            from (select distinct job from steward.job_runs union select unnest($1::text[])) j order by 1
+            """, [jobs]).rows.map { row in
+            Latest(job: try row.decode(String.self, at: 0), lastStatus: try row.decode(String?.self, at: 1),
+                   lastStarted: try row.decode(String?.self, at: 2), lastSuccess: try row.decode(String?.self, at: 3))
+        }
+    }
+
     static func entry(_ row: Row) throws -> Entry {
         func date(_ i: Int) throws -> Date? { try row.decode(Double?.self, at: i).map { Date(timeIntervalSince1970: $0) } }
         return Entry(id: try row.decode(Int64.self, at: 0), job: try row.decode(String.self, at: 1), scheduledFor: try date(2),

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import AdvisoryLocks
 import Logging
 import Postgres
 
@@ -8,7 +9,7 @@ import Postgres
 /// the server when the holder disconnects or dies, so a killed migrator never leaves it stuck.
 public struct MigrationLock {
     /// The advisory lock key (`'steward.migrations'` hashed once, fixed forever).
-    public static let key: Int64 = 0x5354_4557_4D49_4752
+    public static let key: Int64 = AdvisoryLock.migrations
 
     let connection: Connection
     let logger: Logger

@@ -1,9 +1,9 @@
 import Config
 import Foundation
 import HTTP
+import Jobs
 import Logging
 import Postgres
-import Scheduler
 import Storage
 
 /// Deletes avatars no profile points to any more, through the Storage API, with a safety brake and an audit trail.
@@ -18,34 +18,67 @@ public struct OrphanAvatarsJob: Job {
     public static let abstract = "Delete avatars no profile references any more, through the Storage API (dry run, safety brake, audit)."
     public static let defaultSchedule = "23 2 * * *"
     public static let options: [JobOption] = [
-        JobOption("buckets", default: "avatars", help: "buckets to clean, comma-separated") { $0.split(separator: ",").isEmpty ? "name at least one bucket" : nil },
-        JobOption("grace", default: "24h", help: "leave objects younger than this alone (at least 1h)") { value in
-            guard let s = try? Schedule.seconds(inDuration: value) else { return "\"\(value)\" is not a duration such as 24h" }
-            return s >= 3600 ? nil : "the grace period must be at least 1h (an upload and the profile update that references it are not atomic)"
-        },
-        JobOption("batch_size", default: "500", help: "names per DELETE request (1 to 1000)") { Int($0).map { (1...1000).contains($0) ? nil : "from 1 to 1000" } ?? "not a whole number" },
-        JobOption("max_fraction", default: "0.5", help: "refuse when candidates exceed this share of a bucket (0 to 1)") {
-            Double($0).map { (0...1).contains($0) ? nil : "from 0 to 1" } ?? "not a number"
-        },
-        JobOption("max_per_run", default: "10000", help: "refuse when there are more candidates than this") { Int($0).map { $0 >= 1 ? nil : "at least 1" } ?? "not a whole number" },
+        JobOption("buckets", default: "avatars", help: "buckets to clean, comma-separated"),
+        JobOption("grace", default: "24h", help: "leave objects younger than this alone (at least 1h)"),
+        JobOption("batch_size", default: "500", help: "names per DELETE request (1 to 1000)"),
+        JobOption("max_fraction", default: "0.5", help: "refuse when candidates exceed this share of a bucket (0 to 1)"),
+        JobOption("max_per_run", default: "10000", help: "refuse when there are more candidates than this"),
         JobOption("keep_prefixes", default: "", help: "name prefixes never deleted, comma-separated (e.g. defaults/)"),
-        JobOption("fence", default: "on", help: "lock the reference tables against writes (SHARE mode) while each DELETE is sent: on or off") {
-            ["on", "off"].contains($0) ? nil : "on or off"
-        },
-        JobOption("fence_wait", default: "auto", help: "how long to wait for the fence before trying the batch again later: auto or 1s to 60s (lowered to fit the API roles' timeouts)") { value in
-            guard value != "auto" else { return nil }
-            guard let s = try? Schedule.seconds(inDuration: value) else { return "\"\(value)\" is not auto or a duration such as 2s" }
-            return (1...60).contains(s) ? nil : "from 1s to 60s"
-        },
-        JobOption("fence_request_timeout", default: "auto", help: "the longest one DELETE may take inside the fence: auto (half the API roles' smallest statement_timeout or lock_timeout, at most 10s) or 1s to 60s (lowered to fit)") { value in
-            guard value != "auto" else { return nil }
-            guard let s = try? Schedule.seconds(inDuration: value) else { return "\"\(value)\" is not auto or a duration such as 4s" }
-            return (1...60).contains(s) ? nil : "from 1s to 60s"
-        },
-        JobOption("references", default: "public.profiles.avatar_url", help: "columns holding references, schema.table.column, comma-separated") { value in
-            value.split(separator: ",").allSatisfy { $0.split(separator: ".").count == 3 } ? nil : "each reference must be schema.table.column"
-        },
+        JobOption("fence", default: "on", help: "lock the reference tables against writes (SHARE mode) while each DELETE is sent: on or off"),
+        JobOption("fence_wait", default: "auto", help: "how long to wait for the fence before trying the batch again later: auto or 1s to 60s (lowered to fit the API roles' timeouts)"),
+        JobOption("fence_request_timeout", default: "auto", help: "the longest one DELETE may take inside the fence: auto (half the API roles' smallest statement_timeout or lock_timeout, at most 10s) or 1s to 60s (lowered to fit)"),
+        JobOption("references", default: "public.profiles.avatar_url", help: "columns holding references, schema.table.column, comma-separated"),
     ]
+
+    /// `[job.orphan-avatars]` and `[storage]`, read once.
+    public struct Settings: Sendable {
+        public var buckets: [String]
+        public var graceSeconds: Double
+        public var batchSize: Int
+        public var maxFraction: Double
+        public var maxPerRun: Int
+        public var keepPrefixes: [String]
+        public var fence: Bool
+        /// Configured fence timings in seconds (nil: auto, from the API roles' timeouts).
+        public var fenceWait: Double?
+        public var fenceRequestTimeout: Double?
+        public var references: [(schema: String, table: String, column: String)]
+        public var storageURL: String?
+        public var keyFile: String?
+    }
+
+    public static func settings(_ options: JobOptions, config: StewardConfig) throws(ConfigError) -> Settings {
+        let buckets = try options.read("buckets") { value in
+            value.split(separator: ",").isEmpty ? .failure(JobOptions.Problem("name at least one bucket")) : .success(JobOptions.items(value))
+        }
+        let grace = try options.duration("grace", example: "a duration such as 24h") {
+            $0 >= 3600 ? nil : "the grace period must be at least 1h (an upload and the profile update that references it are not atomic)"
+        }
+        let batchSize = try options.integer("batch_size", in: 1...1000)
+        let maxFraction = try options.number("max_fraction", in: 0...1)
+        let maxPerRun = try options.integer("max_per_run", in: 1...Int.max)
+        let keepPrefixes = options.list("keep_prefixes")
+        let fence = try options.choice("fence", ["on", "off"]) == "on"
+        func fenceTiming(_ key: String, _ example: String) throws(ConfigError) -> Double? {
+            guard options.string(key) != "auto" else { return nil }
+            return Double(try options.duration(key, example: "auto or a duration such as \(example)") { (1...60).contains($0) ? nil : "from 1s to 60s" })
+        }
+        let fenceWait = try fenceTiming("fence_wait", "2s")
+        let fenceRequestTimeout = try fenceTiming("fence_request_timeout", "4s")
+        let references = try options.read("references") { value -> Result<[(schema: String, table: String, column: String)], JobOptions.Problem> in
+            guard value.split(separator: ",").allSatisfy({ $0.split(separator: ".").count == 3 }) else {
+                return .failure(JobOptions.Problem("each reference must be schema.table.column"))
+            }
+            return .success(JobOptions.items(value).map { reference in
+                let parts = reference.split(separator: ".").map(String.init)
+                return (parts[0], parts[1], parts[2])
+            })
+        }
+        return Settings(buckets: buckets, graceSeconds: testGraceOverride ?? Double(grace), batchSize: batchSize, maxFraction: maxFraction,
+                        maxPerRun: maxPerRun, keepPrefixes: keepPrefixes, fence: fence, fenceWait: fenceWait,
+                        fenceRequestTimeout: fenceRequestTimeout, references: references,
+                        storageURL: config.storageURL, keyFile: config.storageServiceKeyFile)
+    }
 
     /// Off unless the Storage API is configured.
     public static func enabledByDefault(_ config: StewardConfig) -> Bool { config.storageURL != nil && config.storageServiceKeyFile != nil }
@@ -74,31 +107,30 @@ public struct OrphanAvatarsJob: Job {
         #endif
     }()
 
-    public init(settings: JobSettings, config: StewardConfig) throws(ConfigError) {
-        func list(_ key: String) -> [String] {
-            settings.value(key).split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        }
-        buckets = list("buckets")
-        graceSeconds = Self.testGraceOverride ?? Double((try? Schedule.seconds(inDuration: settings.value("grace"))) ?? 86400)
-        batchSize = Int(settings.value("batch_size")) ?? 500
-        maxFraction = Double(settings.value("max_fraction")) ?? 0.5
-        maxPerRun = Int(settings.value("max_per_run")) ?? 10000
-        keepPrefixes = list("keep_prefixes")
-        fence = settings.value("fence") != "off"
-        fenceWait = (try? Schedule.seconds(inDuration: settings.value("fence_wait"))).map(Double.init)
-        fenceRequestTimeout = (try? Schedule.seconds(inDuration: settings.value("fence_request_timeout"))).map(Double.init)
-        references = list("references").map { reference in
-            let parts = reference.split(separator: ".").map(String.init)
-            return (parts[0], parts[1], parts[2])
-        }
-        storageURL = config.storageURL
-        keyFile = config.storageServiceKeyFile
+    public init(settings: Settings) {
+        buckets = settings.buckets
+        graceSeconds = settings.graceSeconds
+        batchSize = settings.batchSize
+        maxFraction = settings.maxFraction
+        maxPerRun = settings.maxPerRun
+        keepPrefixes = settings.keepPrefixes
+        references = settings.references
+        fence = settings.fence
+        fenceWait = settings.fenceWait
+        fenceRequestTimeout = settings.fenceRequestTimeout
+        storageURL = settings.storageURL
+        keyFile = settings.keyFile
     }
 
     /// Why a run stopped on purpose (safety brake, missing configuration).
     struct Refusal: Error, CustomStringConvertible { let description: String }
 
     public func run(_ context: JobContext) async throws -> JobSummary {
+        // Its Storage transfers and retry waits stop at the run's deadline or cancellation.
+        try await HTTPCancellation(deadline: context.deadline).scope { try await self.clean(context) }
+    }
+
+    private func clean(_ context: JobContext) async throws -> JobSummary {
         guard let storageURL, let keyFile else {
             throw Refusal(description: "the Storage API is not configured: set [storage] url and service_key_file (or --storage-url, --service-key-file)")
         }

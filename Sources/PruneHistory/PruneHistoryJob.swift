@@ -1,7 +1,7 @@
 import Config
 import Foundation
+import Jobs
 import Postgres
-import Scheduler
 
 /// Deletes finished run history older than its retention, so `steward.job_runs` stays small.
 public struct PruneHistoryJob: Job {
@@ -9,17 +9,22 @@ public struct PruneHistoryJob: Job {
     public static let abstract = "Delete job run history older than the retention (default 90d)."
     public static let defaultSchedule = "17 3 * * *"
     public static let options = [
-        JobOption("retention", default: "90d", help: "how long to keep finished runs, as a duration (at least 1d)") { value in
-            guard let seconds = try? Schedule.seconds(inDuration: value) else { return "\"\(value)\" is not a duration such as 90d" }
-            return seconds >= 86400 ? nil : "keep at least 1d of history"
-        },
+        JobOption("retention", default: "90d", help: "how long to keep finished runs, as a duration (at least 1d)"),
     ]
+
+    /// `[job.prune-history]`, read once.
+    public struct Settings: Sendable {
+        /// How long finished runs are kept, in seconds (at least a day).
+        public let retentionSeconds: Int64
+    }
+
+    public static func settings(_ options: JobOptions, config: StewardConfig) throws(ConfigError) -> Settings {
+        Settings(retentionSeconds: try options.duration("retention", example: "a duration such as 90d") { $0 >= 86400 ? nil : "keep at least 1d of history" })
+    }
 
     let retentionSeconds: Int64
 
-    public init(settings: JobSettings, config: StewardConfig) throws(ConfigError) {
-        retentionSeconds = (try? Schedule.seconds(inDuration: settings.value("retention"))) ?? 90 * 86400
-    }
+    public init(settings: Settings) { retentionSeconds = settings.retentionSeconds }
 
     public func run(_ context: JobContext) async throws -> JobSummary {
         let retention = retentionSeconds

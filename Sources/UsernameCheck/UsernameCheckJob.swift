@@ -1,6 +1,6 @@
 import Config
 import Foundation
-import Logging
+import Jobs
 import Postgres
 import Usernames
 
@@ -15,36 +15,47 @@ public struct UsernameCheckJob: Job {
     public static let abstract = "Flag usernames that break the rules (length, characters, reserved, normalisation, collisions, look-alikes, scripts, invisible characters)."
     public static let defaultSchedule = "41 4 * * *"
     public static let options: [JobOption] = [
-        JobOption("min_length", default: "3", help: "fewest characters (as a person counts them)") { Int($0).map { $0 >= 1 ? nil : "at least 1" } ?? "not a whole number" },
-        JobOption("max_length", default: "30", help: "most characters") { Int($0).map { $0 >= 1 ? nil : "at least 1" } ?? "not a whole number" },
-        JobOption("pattern", default: "[a-z0-9_.]+", help: "allowed characters, as a regular expression the whole username must match") { pattern in
-            (try? Regex(pattern)) == nil ? "not a valid regular expression" : nil
-        },
-        JobOption("reserved_file", default: "", help: "reserved names, one a line (default: the built-in list, as in config/reserved-usernames.txt)", isPath: true) { path in
-            path.isEmpty || FileManager.default.isReadableFile(atPath: path) ? nil : "cannot read \(path)"
-        },
+        JobOption("min_length", default: "3", help: "fewest characters (as a person counts them)"),
+        JobOption("max_length", default: "30", help: "most characters"),
+        JobOption("pattern", default: "[a-z0-9_.]+", help: "allowed characters, as a regular expression the whole username must match"),
+        JobOption("reserved_file", default: "", help: "reserved names, one a line (default: the built-in list, as in config/reserved-usernames.txt)", isPath: true),
         JobOption("max_mixed_script", default: "highly-restrictive",
-                  help: "worst mix of scripts allowed: ascii, single-script, highly-restrictive, moderately-restrictive, minimally-restrictive") {
-            UnicodeChecks.RestrictionLevel(name: $0) == nil ? "not a restriction level" : nil
-        },
-        JobOption("rules", default: UsernameRule.allCases.map(\.rawValue).joined(separator: ","), help: "the rules to apply, comma-separated") { value in
-            let unknown = value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { UsernameRule(rawValue: $0) == nil }
-            return unknown.isEmpty ? nil : "unknown rule \(unknown[0]) (known: \(UsernameRule.allCases.map(\.rawValue).joined(separator: ", ")))"
-        },
-        JobOption("page_size", default: "5000", help: "profiles read per page") { Int($0).map { (100...100_000).contains($0) ? nil : "from 100 to 100000" } ?? "not a whole number" },
+                  help: "worst mix of scripts allowed: ascii, single-script, highly-restrictive, moderately-restrictive, minimally-restrictive"),
+        JobOption("rules", default: UsernameRule.allCases.map(\.rawValue).joined(separator: ","), help: "the rules to apply, comma-separated"),
+        JobOption("page_size", default: "5000", help: "profiles read per page"),
     ]
 
-    let policy: UsernamePolicy
-    let pageSize: Int
+    /// `[job.username-check]`, read once.
+    public struct Settings: Sendable {
+        public let policy: UsernamePolicy
+        /// Profiles read per page.
+        public let pageSize: Int
+    }
 
-    public init(settings: JobSettings, config: StewardConfig) throws(ConfigError) {
+    public static func settings(_ options: JobOptions, config: StewardConfig) throws(ConfigError) -> Settings {
         var policy = UsernamePolicy()
-        policy.minLength = Int(settings.value("min_length")) ?? 3
-        policy.maxLength = Int(settings.value("max_length")) ?? 30
-        policy.pattern = settings.value("pattern")
-        policy.maxRestrictionLevel = UnicodeChecks.RestrictionLevel(name: settings.value("max_mixed_script")) ?? .highlyRestrictive
-        policy.rules = Set(settings.value("rules").split(separator: ",").compactMap { UsernameRule(rawValue: $0.trimmingCharacters(in: .whitespaces)) })
-        let path = settings.value("reserved_file")
+        policy.minLength = try options.integer("min_length", in: 1...Int.max)
+        policy.maxLength = try options.integer("max_length", in: 1...Int.max)
+        policy.pattern = try options.read("pattern") { pattern in
+            (try? Regex(pattern)) == nil ? .failure(JobOptions.Problem("not a valid regular expression")) : .success(pattern)
+        }
+        let path = try options.read("reserved_file") { path in
+            path.isEmpty || FileManager.default.isReadableFile(atPath: path) ? .success(path) : .failure(JobOptions.Problem("cannot read \(path)"))
+        }
+        policy.maxRestrictionLevel = try options.read("max_mixed_script") { name in
+            UnicodeChecks.RestrictionLevel(name: name).map { .success($0) } ?? .failure(JobOptions.Problem("not a restriction level"))
+        }
+        policy.rules = try options.read("rules") { value in
+            var rules: Set<UsernameRule> = []
+            for name in value.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
+                guard let rule = UsernameRule(rawValue: name) else {
+                    return .failure(JobOptions.Problem("unknown rule \(name) (known: \(UsernameRule.allCases.map(\.rawValue).joined(separator: ", ")))"))
+                }
+                rules.insert(rule)
+            }
+            return .success(rules)
+        }
+        let pageSize = try options.integer("page_size", in: 100...100_000)
         if path.isEmpty {
             policy.setReserved(DefaultReservedNames.names)
         } else {
@@ -53,8 +64,15 @@ public struct UsernameCheckJob: Job {
             }
             policy.setReserved(UsernamePolicy.parseReserved(text))
         }
-        self.policy = policy
-        self.pageSize = Int(settings.value("page_size")) ?? 5000
+        return Settings(policy: policy, pageSize: pageSize)
+    }
+
+    let policy: UsernamePolicy
+    let pageSize: Int
+
+    public init(settings: Settings) {
+        policy = settings.policy
+        pageSize = settings.pageSize
     }
 
     public func run(_ context: JobContext) async throws -> JobSummary {

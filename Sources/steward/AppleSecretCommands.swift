@@ -2,11 +2,11 @@
 import Glibc
 #endif
 import Apple
+import AppleSecret
 import CLI
 import Config
 import FileSystem
 import Foundation
-import Jobs
 import Logging
 import Migrations
 import Postgres
@@ -86,7 +86,7 @@ enum AppleSecretGenerateCommand: StewardCommand {
         let push = context.arguments.flag("push")
         guard out != nil || push else { throw UsageError(command: spec.name, message: "say where the secret goes: --out FILE, --push, or both") }
         let secret: AppleClientSecret
-        do { secret = try AppleSecretStatus.generate(apple, lifetimeDays: days) }
+        do { secret = try AppleSecretRotation.generate(apple, lifetimeDays: days) }
         catch let error as ConfigError { throw error }
         catch { throw ConfigError(file: context.config.sourceFile ?? "(no config file)", key: "[apple]", message: "\(error)") }
         let session = try await appleSession(context)
@@ -98,29 +98,11 @@ enum AppleSecretGenerateCommand: StewardCommand {
             Output.print("wrote a secret to \(out) (mode 600), expires \(ISODate.string(secret.expiresAt))")
         }
         if push {
-            let rotated = try await AppleSecretJobPush.push(secret, apple: apple, session: session)
+            let rotated = try await AppleSecretRotation.push(secret, apple: apple, database: session, purpose: "--push")
             Output.print("pushed the secret to project \(apple.projectRef ?? "?") and verified its hash (\(rotated.prefix(12))…); expires \(ISODate.string(secret.expiresAt))")
         }
         await session.reset()
         return .ok
-    }
-}
-
-/// Pushing a given secret (generate --push) the way the job rotates one.
-enum AppleSecretJobPush {
-    static func push(_ secret: AppleClientSecret, apple: AppleSettings, session: DatabaseSession) async throws -> String {
-        guard let ref = apple.projectRef, let tokenFile = apple.accessTokenFile else {
-            throw ConfigError(file: "(config)", key: "[apple]", message: "--push needs project_ref and access_token_file")
-        }
-        let token = try StewardConfig.readSecret(path: tokenFile, what: "Management API token")
-        let api = ManagementAPI(baseURL: apple.managementURL, projectRef: ref, token: token)
-        let hash = secret.managementHash(projectRef: ref)
-        try api.setAppleSecret(secret.token)
-        guard try api.appleSettings().secretHash == hash else {
-            throw AppleSecretStatus.Failure(description: "pushed the secret, but the project reports another hash")
-        }
-        try await AppleSecretStatus.record(secret, hash: hash, delivered: "management-api", database: session)
-        return hash
     }
 }
 

@@ -29,7 +29,7 @@ enum BashCompletion {
         let firstList = firstWords.joined(separator: " ")
         let fileList = fileOptions.joined(separator: "|")
         let folderList = folderOptions.joined(separator: "|")
-        let jobs = JobCatalog.all.map { $0.name }.joined(separator: " ")
+        let jobs = JobCatalog.steward.all.map { $0.name }.joined(separator: " ")
         let ctlCommands = ControlRequest.commands.map(\.name).joined(separator: " ")
         let ctlJobCommands = ControlRequest.commands.filter { $0.usage.contains("<job>") }.map(\.name).joined(separator: "|")
         return """

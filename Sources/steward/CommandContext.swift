@@ -93,7 +93,7 @@ struct CommandContext {
 
     /// The config as `steward run` needs it: every job section checked too.
     func daemonSettings() throws -> DaemonSettings {
-        try DaemonSettings.load(path: arguments.value("config"), environment: environment, overrides: overrides)
+        try DaemonSettings.load(path: arguments.value("config"), environment: environment, catalog: .steward, overrides: overrides)
     }
 
     /// The migration files from the configured folder.

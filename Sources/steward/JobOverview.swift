@@ -1,5 +1,7 @@
+import Alerts
 import Daemon
 import Foundation
+import Jobs
 import Logging
 import Postgres
 
@@ -13,43 +15,22 @@ struct JobOverview {
         let next: String?
     }
 
-    let leader: (host: String, pid: Int, since: String, holding: Bool)?
+    let leader: LeaderRecord?
     let jobs: [JobLine]
     /// Alerts of the last 30 days (Apple secret reminders, …), newest first.
-    let alerts: [(level: String, at: String, message: String)]
+    let alerts: [AlertLog.Recent]
 
     /// Nil when the database has no job history yet (no daemon or job has run).
     static func read(_ c: Connection, settings: DaemonSettings?) throws -> JobOverview? {
-        guard try c.query("select to_regclass('steward.job_runs') is not null").rows[0].decode(Bool.self, at: 0) else { return nil }
-        let leaderRow = try c.query("""
-            select host, pid, to_char(since at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
-                   exists (select 1 from pg_locks where locktype = 'advisory' and granted
-                           and database = (select oid from pg_database where datname = current_database())
-                           and ((classid::bigint << 32) | objid::bigint) = $1 and objsubid = 1)
-            from steward.leader
-            """, [LeaderKey.value]).rows.first
-        let leader = try leaderRow.map { (try $0.decode(String.self, at: 0), try $0.decode(Int.self, at: 1), try $0.decode(String.self, at: 2),
-                                          try $0.decode(Bool.self, at: 3)) }
-        let rows = try c.query("""
-            select j.job,
-                   (select status from steward.job_runs r where r.job = j.job and r.status not in ('missed', 'skipped') order by started_at desc nulls last, id desc limit 1),
-                   (select to_char(max(started_at) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') from steward.job_runs r where r.job = j.job),
-                   (select to_char(max(finished_at) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') from steward.job_runs r where r.job = j.job and r.status = 'succeeded')
-            from (select distinct job from steward.job_runs union select unnest($1::text[])) j order by 1
-            """, [settings?.jobs.map(\.settings.name) ?? []]).rows
+        guard let latest = try RunHistory.latest(c, jobs: settings?.jobs.map(\.settings.name) ?? []) else { return nil }
+        let leader = try LeaderRecord.read(c)
         let now = Date()
-        let jobs = try rows.map { row in
-            let name = try row.decode(String.self, at: 0)
-            let configured = settings?.jobs.first { $0.settings.name == name }
+        let jobs = latest.map { row in
+            let configured = settings?.jobs.first { $0.settings.name == row.job }
             let next = configured.flatMap { $0.settings.enabled ? ISODate.string($0.settings.schedule.next(after: now)) : "disabled" }
-            return JobLine(name: name, lastStatus: try row.decode(String?.self, at: 1), lastStarted: try row.decode(String?.self, at: 2),
-                           lastSuccess: try row.decode(String?.self, at: 3), next: next)
+            return JobLine(name: row.job, lastStatus: row.lastStatus, lastStarted: row.lastStarted, lastSuccess: row.lastSuccess, next: next)
         }
-        let alerts = try c.query("select to_regclass('steward.alerts') is not null").rows[0].decode(Bool.self, at: 0) ? try c.query("""
-            select level, to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), message from steward.alerts
-            where created_at > now() - interval '30 days' and message not like '(covered%' order by id desc limit 10
-            """).rows.map { (try $0.decode(String.self, at: 0), try $0.decode(String.self, at: 1), try $0.decode(String.self, at: 2)) } : []
-        return JobOverview(leader: leader, jobs: jobs, alerts: alerts)
+        return JobOverview(leader: leader, jobs: jobs, alerts: try AlertLog.recent(c))
     }
 
     var text: String {

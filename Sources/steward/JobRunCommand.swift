@@ -16,7 +16,7 @@ enum JobRunCommand: StewardCommand {
         (whatever it found), 1 when it failed, 75 when another run of the job holds the lock, and with
         --fail-on-findings 2 when it found something new.
 
-        Jobs: \(JobCatalog.all.map { "\($0.name) (\($0.abstract))" }.joined(separator: "; "))
+        Jobs: \(JobCatalog.steward.all.map { "\($0.name) (\($0.abstract))" }.joined(separator: "; "))
 
         Example: steward job run prune-history --dry-run
         """,
@@ -31,11 +31,11 @@ enum JobRunCommand: StewardCommand {
 
     static func run(_ context: CommandContext) async throws -> ExitCode {
         guard context.arguments.positionals.count == 1, let name = context.arguments.positionals.first else {
-            throw UsageError(command: spec.name, message: "name one job (known: \(JobCatalog.all.map { $0.name }.joined(separator: ", ")))")
+            throw UsageError(command: spec.name, message: "name one job (known: \(JobCatalog.steward.all.map { $0.name }.joined(separator: ", ")))")
         }
         let settings = try context.daemonSettings()
         guard let configured = settings.jobs.first(where: { $0.settings.name == name }) else {
-            throw UsageError(command: spec.name, message: "no job \(name) (known: \(JobCatalog.all.map { $0.name }.joined(separator: ", ")))")
+            throw UsageError(command: spec.name, message: "no job \(name) (known: \(JobCatalog.steward.all.map { $0.name }.joined(separator: ", ")))")
         }
         let target = try context.connectionTarget()
         let logger = context.logger

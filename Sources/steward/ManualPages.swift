@@ -65,7 +65,7 @@ enum ManualPages {
         page += ".SS \"steward help [command]\"\nShow the overview, or one command's options.\n"
         page += ".SS \"steward version\"\nPrint the version.\n"
         page += ".SH JOBS\n"
-        for job in JobCatalog.all {
+        for job in JobCatalog.steward.all {
             page += ".TP\n.B \(Roff.escaped(job.name))\n" + Roff.paragraphs(job.abstract) + " Default schedule: \\fB\(Roff.escaped(job.defaultSchedule))\\fR.\n"
         }
         page += ".SH EXIT STATUS\n"
@@ -114,7 +114,7 @@ enum ManualPages {
         for (key, takes) in JobSettings.commonKeys.sorted(by: { $0.key < $1.key }) {
             page += keyEntry(key, takes: takes, default: JobSettings.documentedCommonDefaults[key] ?? "unset")
         }
-        for job in JobCatalog.all {
+        for job in JobCatalog.steward.all {
             page += ".SS \"[job.\(Roff.escaped(job.name))]\"\n"
             page += Roff.paragraphs(job.abstract) + " Default schedule: \\fB\(Roff.escaped(job.defaultSchedule))\\fR.\n"
             if job.options.isEmpty { page += ".PP\nNo keys beyond the common ones.\n" }

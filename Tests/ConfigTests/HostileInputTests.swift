@@ -4,6 +4,7 @@ import Foundation
 import Jobs
 import Logging
 import Scheduler
+import steward
 import Testing
 import TestSupport
 
@@ -43,14 +44,14 @@ struct HostileInputTests {
             do {
                 let config = try StewardConfig.parse(path: "generated.ini", bytes: bytes)
                 try config.validate()
-                _ = try JobCatalog.configure(config.jobSections, config: config)
+                _ = try JobCatalog.steward.configure(config.jobSections, config: config)
                 accepted += 1
                 #expect((0...86400).contains(config.lockWaitSeconds), "lock_wait out of range, seed \(seed) case \(index)")
                 #expect((0...86400).contains(config.shutdownTimeoutSeconds), "shutdown_timeout out of range, seed \(seed) case \(index)")
                 #expect((0.1...60).contains(config.leaderPollSeconds), "leader_poll out of range, seed \(seed) case \(index)")
                 #expect((1...86400).contains(config.metricsIntervalSeconds), "metrics interval out of range, seed \(seed) case \(index)")
                 #expect((1...3600).contains(config.connectTimeoutSeconds), "connect_timeout out of range, seed \(seed) case \(index)")
-                for job in try JobCatalog.configure(config.jobSections, config: config) {
+                for job in try JobCatalog.steward.configure(config.jobSections, config: config) {
                     #expect(JobSettings.timeoutRange.contains(Int64(job.settings.timeoutSeconds)), "job timeout out of range, seed \(seed) case \(index)")
                     #expect(job.settings.retryBackoffSeconds.isFinite && job.settings.retryBackoffSeconds <= 86400)
                 }
@@ -82,7 +83,7 @@ struct HostileInputTests {
         ] {
             do {
                 let config = try StewardConfig.parse(path: "s.ini", bytes: Array(text.utf8))
-                _ = try JobCatalog.configure(config.jobSections, config: config)
+                _ = try JobCatalog.steward.configure(config.jobSections, config: config)
                 Issue.record("accepted: \(text)")
             } catch {
                 #expect("\(error)".hasPrefix("s.ini:2: \(key): "), "\(error)")

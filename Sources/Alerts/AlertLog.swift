@@ -1,0 +1,43 @@
+import Postgres
+
+/// `steward.alerts`: every alert raised, once per key, with what the webhook made of it.
+public struct AlertLog: Sendable {
+    let database: DatabaseSession
+
+    public init(database: DatabaseSession) { self.database = database }
+
+    /// What an empty message is recorded as (a threshold a nearer one covers).
+    public static let coveredMessage = "(covered by a nearer threshold)"
+
+    /// Records `alert`; false when its key was raised before (nothing recorded).
+    public func raise(_ alert: Alert) async throws -> Bool {
+        try await database.run { c in
+            try c.query("insert into steward.alerts (kind, key, level, message) values ($1, $2, $3, $4) on conflict (key) do nothing returning id",
+                        [alert.kind, alert.key, alert.level.rawValue, alert.message.isEmpty ? Self.coveredMessage : alert.message]).count > 0
+        }
+    }
+
+    /// Records whether the webhook took the alert.
+    public func markWebhook(key: String, sent: Bool) async throws {
+        try await database.run { c in
+            _ = try c.query("update steward.alerts set webhook_status = $2 where key = $1", [key, sent ? "sent" : "failed"])
+        }
+    }
+
+    /// One recent alert, as `steward status` shows it.
+    public struct Recent: Sendable {
+        public let level: String
+        /// `YYYY-MM-DDTHH:MM:SSZ`
+        public let at: String
+        public let message: String
+    }
+
+    /// Alerts of the last 30 days, newest first, at most 10 (covered thresholds left out); empty before the table exists.
+    public static func recent(_ c: Connection) throws -> [Recent] {
+        guard try c.query("select to_regclass('steward.alerts') is not null").rows[0].decode(Bool.self, at: 0) else { return [] }
+        return try c.query("""
+            select level, to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), message from steward.alerts
+            where created_at > now() - interval '30 days' and message not like '(covered%' order by id desc limit 10
+            """).rows.map { Recent(level: try $0.decode(String.self, at: 0), at: try $0.decode(String.self, at: 1), message: try $0.decode(String.self, at: 2)) }
+    }
+}

@@ -1,0 +1,15 @@
+import AppleSecret
+import Jobs
+import OrphanAvatars
+import PruneHistory
+import UsernameCheck
+
+extension JobCatalog {
+    /// Every job this Steward runs, in the order they are listed: a new job is one more entry here.
+    public static let steward = JobCatalog([
+        PruneHistoryJob.self,
+        UsernameCheckJob.self,
+        OrphanAvatarsJob.self,
+        AppleSecretJob.self,
+    ])
+}
