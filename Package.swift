@@ -31,20 +31,26 @@ let package = Package(
 
         // Concerns of Steward itself.
         .target(name: "Logging"),
-        .target(name: "Migrations", dependencies: ["AdvisoryLocks", "Postgres", "Crypto", "Logging", "SQLParser"]),
+        .target(name: "Migrations", dependencies: ["AdvisoryLocks", "Postgres", "Crypto", "Logging", "SQLParser", "StewardSchema"],
+                exclude: ["steward-schema.sql"]),
+        // Steward's own tables: the owners' .sql files, embedded at build time in version order (versions.txt).
+        .target(name: "StewardSchema", exclude: ["versions.txt"], plugins: ["EmbedSchema"]),
+        .plugin(name: "EmbedSchema", capability: .buildTool(), dependencies: ["EmbedSchemaTool"]),
+        .executableTarget(name: "EmbedSchemaTool"),
         .target(name: "CLI", dependencies: ["Logging"]),
         .target(name: "Scheduler"),
         .target(name: "Storage", dependencies: ["HTTP", "Logging"]),
         .target(name: "Apple", dependencies: ["Crypto", "HTTP"]),
         // Every advisory lock key Steward takes.
         .target(name: "AdvisoryLocks"),
-        .target(name: "Alerts", dependencies: ["HTTP", "Logging", "Postgres"]),
+        .target(name: "Alerts", dependencies: ["HTTP", "Logging", "Postgres"], exclude: ["alerts.sql"]),
         // The job framework; each job is a module of its own on top of it, listed once in the executable.
-        .target(name: "Jobs", dependencies: ["AdvisoryLocks", "Config", "Logging", "Postgres", "Scheduler"]),
+        .target(name: "Jobs", dependencies: ["AdvisoryLocks", "Config", "Logging", "Postgres", "Scheduler"], exclude: ["job-runs.sql"]),
         .target(name: "PruneHistory", dependencies: ["Config", "Jobs", "Postgres"]),
-        .target(name: "UsernameCheck", dependencies: ["Config", "Jobs", "Postgres", "Usernames"]),
-        .target(name: "OrphanAvatars", dependencies: ["Config", "HTTP", "Jobs", "Logging", "Postgres", "Storage"]),
-        .target(name: "AppleSecret", dependencies: ["Alerts", "Apple", "Config", "Crypto", "HTTP", "Jobs", "Logging", "Postgres"]),
+        .target(name: "UsernameCheck", dependencies: ["Config", "Jobs", "Postgres", "Usernames"], exclude: ["username-findings.sql"]),
+        .target(name: "OrphanAvatars", dependencies: ["Config", "HTTP", "Jobs", "Logging", "Postgres", "Storage"], exclude: ["deleted-objects.sql"]),
+        .target(name: "AppleSecret", dependencies: ["Alerts", "Apple", "Config", "Crypto", "HTTP", "Jobs", "Logging", "Postgres"],
+                exclude: ["apple-secrets.sql"]),
         .target(name: "CSystem"),
         .target(name: "CUnicode"),
         // libcurl's headers (libcurl4-openssl-dev); the library itself is opened on first use.
@@ -53,7 +59,7 @@ let package = Package(
         .target(name: "Control", dependencies: ["CSystem", "FileSystem", "Logging"]),
         .target(name: "FileSystem"),
         .target(name: "Systemd"),
-        .target(name: "Daemon", dependencies: ["AdvisoryLocks", "Config", "Control", "FileSystem", "Jobs", "Logging", "Migrations", "Postgres", "Scheduler", "Systemd"]),
+        .target(name: "Daemon", dependencies: ["AdvisoryLocks", "Config", "Control", "FileSystem", "Jobs", "Logging", "Migrations", "Postgres", "Scheduler", "Systemd"], exclude: ["leader.sql"]),
 
         // The executable only wires the modules together.
         .executableTarget(
@@ -65,7 +71,8 @@ let package = Package(
         // Fixtures shared by every test target: the real database, the built binary.
         .target(name: "TestSupport", dependencies: ["Postgres", "Logging", "HTTP", "Storage"], path: "Tests/TestSupport"),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestSupport"]),
-        .testTarget(name: "MigrationsTests", dependencies: ["Migrations", "Postgres", "SQLParser", "Crypto", "TestSupport"]),
+        .testTarget(name: "MigrationsTests", dependencies: ["Migrations", "Postgres", "SQLParser", "Crypto", "StewardSchema", "TestSupport"],
+                    exclude: ["Fixtures"]),
         .testTarget(name: "ConfigTests", dependencies: ["Config", "CLI", "Jobs", "Logging", "Scheduler", "Control", "TestSupport", "steward"]),
         .testTarget(name: "SchedulerTests", dependencies: ["Scheduler"]),
         .testTarget(name: "UsernamesTests", dependencies: ["Usernames"]),

@@ -1,0 +1,55 @@
+import Foundation
+
+// Build-time tool of the EmbedSchema plugin: `EmbedSchemaTool MANIFEST SOURCES OUTPUT` writes OUTPUT, a Swift file
+// holding each `.sql` file the manifest names (version and path under SOURCES a line; `#` starts a comment).
+
+/// A Swift string literal holding `text` exactly.
+func literal(_ text: String) -> String {
+    var out = "\""
+    for scalar in text.unicodeScalars {
+        switch scalar {
+        case "\\": out += "\\\\"
+        case "\"": out += "\\\""
+        case "\n": out += "\\n"
+        case "\r": out += "\\r"
+        case "\t": out += "\\t"
+        case _ where scalar.value < 0x20 || scalar.value == 0x7F: out += "\\u{\(String(scalar.value, radix: 16))}"
+        default: out.unicodeScalars.append(scalar)
+        }
+    }
+    return out + "\""
+}
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("EmbedSchemaTool: \(message)\n".utf8))
+    exit(1)
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count == 4 else { fail("usage: EmbedSchemaTool MANIFEST SOURCES OUTPUT") }
+let (manifest, sources, output) = (arguments[1], arguments[2], arguments[3])
+guard let text = try? String(contentsOfFile: manifest, encoding: .utf8) else { fail("cannot read \(manifest)") }
+var entries: [String] = []
+var last = 0
+for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+    let trimmed = line.trimmingCharacters(in: .whitespaces)
+    if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
+    let fields = trimmed.split(separator: " ", omittingEmptySubsequences: true)
+    guard fields.count == 2, let version = Int(fields[0]), version == last || version == last + 1 else {
+        fail("\(manifest):\(index + 1): expected a version (the last one or the next) and a path")
+    }
+    last = version
+    let path = String(fields[1])
+    guard let sql = try? String(contentsOfFile: sources + "/" + path, encoding: .utf8) else { fail("\(manifest):\(index + 1): cannot read \(path)") }
+    entries.append("        .init(version: \(version), file: \(literal(path)), sql: \(literal(sql))),")
+}
+let swift = """
+    // Generated at build time from versions.txt and the .sql files it names; edit those, not this.
+    extension StewardSchema {
+        static let embedded: [File] = [
+    \(entries.joined(separator: "\n"))
+        ]
+    }
+
+    """
+do { try swift.write(toFile: output, atomically: true, encoding: .utf8) } catch { fail("cannot write \(output): \(error)") }
