@@ -1,6 +1,16 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+/// One module per job, each on top of the job framework (`Jobs`); the executable depends on all of them and lists
+/// the job types once, in `Sources/steward/StewardJobs.swift`.
+let jobModules: [Target] = [
+    .target(name: "PruneHistory", dependencies: ["Config", "Jobs", "Postgres"]),
+    .target(name: "UsernameCheck", dependencies: ["Config", "Jobs", "Postgres", "Usernames"], exclude: ["username-findings.sql"]),
+    .target(name: "OrphanAvatars", dependencies: ["Config", "HTTP", "Jobs", "Logging", "Postgres", "Storage"], exclude: ["deleted-objects.sql"]),
+    .target(name: "AppleSecret", dependencies: ["Alerts", "Apple", "Config", "Crypto", "HTTP", "Jobs", "Logging", "Postgres"],
+            exclude: ["apple-secrets.sql"]),
+]
+
 let package = Package(
     name: "Steward",
     platforms: [.macOS(.v15)],
@@ -44,13 +54,8 @@ let package = Package(
         // Every advisory lock key Steward takes.
         .target(name: "AdvisoryLocks"),
         .target(name: "Alerts", dependencies: ["HTTP", "Logging", "Postgres"], exclude: ["alerts.sql"]),
-        // The job framework; each job is a module of its own on top of it, listed once in the executable.
+        // The job framework; each job is a module of its own on top of it (`jobModules`, above).
         .target(name: "Jobs", dependencies: ["AdvisoryLocks", "Config", "Logging", "Postgres", "Scheduler"], exclude: ["job-runs.sql"]),
-        .target(name: "PruneHistory", dependencies: ["Config", "Jobs", "Postgres"]),
-        .target(name: "UsernameCheck", dependencies: ["Config", "Jobs", "Postgres", "Usernames"], exclude: ["username-findings.sql"]),
-        .target(name: "OrphanAvatars", dependencies: ["Config", "HTTP", "Jobs", "Logging", "Postgres", "Storage"], exclude: ["deleted-objects.sql"]),
-        .target(name: "AppleSecret", dependencies: ["Alerts", "Apple", "Config", "Crypto", "HTTP", "Jobs", "Logging", "Postgres"],
-                exclude: ["apple-secrets.sql"]),
         .target(name: "CSystem"),
         .target(name: "CUnicode"),
         // libcurl's headers (libcurl4-openssl-dev); the library itself is opened on first use.
@@ -64,8 +69,8 @@ let package = Package(
         // The executable only wires the modules together.
         .executableTarget(
             name: "steward",
-            dependencies: ["Alerts", "Apple", "AppleSecret", "CLI", "Config", "Control", "Daemon", "FileSystem", "Jobs", "Logging", "Postgres",
-                           "Migrations", "OrphanAvatars", "PruneHistory", "Scheduler", "UsernameCheck"]
+            dependencies: ["Alerts", "Apple", "CLI", "Config", "Control", "Daemon", "FileSystem", "Jobs", "Logging", "Postgres",
+                           "Migrations", "Scheduler"] + jobModules.map { .target(name: $0.name) }
         ),
 
         // Fixtures shared by every test target: the real database, the built binary.
@@ -78,5 +83,5 @@ let package = Package(
         .testTarget(name: "SchedulerTests", dependencies: ["Scheduler"]),
         .testTarget(name: "UsernamesTests", dependencies: ["Usernames"]),
         .testTarget(name: "StewardTests", dependencies: ["FileSystem", "Postgres", "Storage", "TestSupport", "steward"]),
-    ]
+    ] + jobModules
 )
