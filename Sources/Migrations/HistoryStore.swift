@@ -13,7 +13,7 @@ public struct HistoryStore {
         public let appliedBy: String
         public let durationMilliseconds: Double
         public let stewardVersion: String
-        /// `apply` or `adopt`.
+        /// `apply`, `adopt` or `supabase-cli` (taken over from the Supabase CLI's history).
         public let method: String
     }
 
@@ -120,6 +120,7 @@ public struct HistoryStore {
         );
         comment on table steward.alerts is 'Reminders and alerts Steward raised; the unique key makes each one fire once.';
         """,
+        SupabaseCLIHistory.methodUpgrade,
     ]
 
     let connection: Connection
