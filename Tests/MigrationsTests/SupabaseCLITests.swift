@@ -118,7 +118,7 @@ struct SupabaseCLITests {
         try withTestDatabase { db in
             for name in Self.files.keys.sorted() { try Self.push(name, project, db) }
             try project.write("20240102000000_notes.sql", Self.files["20240102000000_notes.sql"]!.replacing("'a;b'", with: "'a;c'"))
-            try project.write("20240103000000_fn.sql", "-- reformatted\n" + Self.files["20240103000000_fn.sql"]!.replacing(" begin return", with: "\n  begin\n    return /* one */"))
+            try project.write("20240103000000_fn.sql", "-- reformatted\n" + Self.files["20240103000000_fn.sql"]!.replacing("returns int language plpgsql", with: "returns int\n  language plpgsql /* one */"))
             let result = try StewardProcess.run(["migrate", "--database-url", db.url, "--migrations", project.migrations])
             #expect(result.exitCode == 2, "\(result.output)")
             #expect(result.stderr.contains("20240102000000_notes.sql changed since `supabase db push` applied it"), "\(result.stderr)")
@@ -243,11 +243,23 @@ struct SupabaseCLITests {
     func pgDumpFile() throws {
         let dump = try withTestDatabase { db -> String in
             _ = try migrate(db)
-            let result = try StewardProcess.runProgram("/usr/bin/pg_dump", ["--schema-only", "--schema=public", "--dbname", db.url(role: "supabase_admin")])
+            // The flags and line rewrites of `supabase db pull` (supabase/cli `pkg/migration/scripts/dump_schema.sh`).
+            let result = try StewardProcess.runProgram("/usr/bin/pg_dump", ["--schema-only", "--quote-all-identifier", "--role", "postgres",
+                                                                            "--schema=public", "--dbname", db.url(role: "supabase_admin")])
             #expect(result.exitCode == 0, "\(result.stderr)")
-            return result.stdout
+            let rewrites = [("CREATE SCHEMA \"", "CREATE SCHEMA IF NOT EXISTS \""), ("CREATE TABLE \"", "CREATE TABLE IF NOT EXISTS \""),
+                            ("CREATE SEQUENCE \"", "CREATE SEQUENCE IF NOT EXISTS \""), ("CREATE VIEW \"", "CREATE OR REPLACE VIEW \""),
+                            ("CREATE FUNCTION \"", "CREATE OR REPLACE FUNCTION \""), ("CREATE TRIGGER \"", "CREATE OR REPLACE TRIGGER \""),
+                            ("COMMENT ON EXTENSION ", "-- COMMENT ON EXTENSION ")]
+            let lines = result.stdout.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+                var line = String(line)
+                for (from, to) in rewrites where line.hasPrefix(from) { line = to + line.dropFirst(from.count) }
+                return line
+            }
+            return lines.joined(separator: "\n") + "RESET ALL;\n"
         }
-        #expect(dump.contains("ALTER TABLE public.profiles OWNER TO postgres") || dump.contains("OWNER TO"))
+        #expect(dump.contains("ALTER TABLE \"public\".\"profiles\" OWNER TO \"postgres\""))
+        #expect(dump.contains("COMMENT ON") && dump.contains("GRANT ") && dump.contains("$$"))
         #expect(dump.contains("SELECT pg_catalog.set_config('search_path', '', false);"))
         let project = try SupabaseProject(files: ["20240301000000_remote_schema.sql": dump])
         defer { project.delete() }
