@@ -160,6 +160,29 @@ struct SupabaseCLITests {
         }
     }
 
+    @Test("a version in one history only, or a CLI row with other statements, is shown by status and verify; migrate writes the missing CLI row")
+    func oneHistoryOnly() throws {
+        let project = try SupabaseProject(files: Self.files)
+        defer { project.delete() }
+        try withTestDatabase { db in
+            _ = try Self.run(db, project)
+            try db.connect().query("delete from supabase_migrations.schema_migrations where version = '20240102000000'")
+            try db.connect().query("update supabase_migrations.schema_migrations set statements = array['select 1'] where version = '20240103000000'")
+            let status = try StewardProcess.run(["status", "--database-url", db.url, "--migrations", project.migrations])
+            #expect(status.exitCode == 0, "\(status.output)")
+            #expect(status.stdout.contains("20240102000000_notes.sql is in Steward's history but not in the Supabase CLI's"), "\(status.stdout)")
+            #expect(status.stdout.contains("20240103000000_fn.sql: the Supabase CLI's row holds other statements than the file"), "\(status.stdout)")
+            let verify = try StewardProcess.run(["verify", "--database-url", db.url, "--migrations", project.migrations])
+            #expect(verify.exitCode == 2, "\(verify.output)")
+            #expect(verify.stdout.contains("20240102000000_notes.sql is in Steward's history but not in the Supabase CLI's"), "\(verify.output)")
+            let report = try Self.run(db, project)
+            #expect(report.cliRecorded == ["20240102000000_notes.sql"])
+            #expect(report.applied.isEmpty)
+            #expect(try Self.cliVersions(db).count == 3)
+            #expect(try Self.runs(db) == ["fn", "init", "notes"])
+        }
+    }
+
     @Test("a teammate's push between two Steward runs is taken over, never re-applied")
     func teammatePush() throws {
         let project = try SupabaseProject(files: ["20240101000000_init.sql": Self.files["20240101000000_init.sql"]!])
