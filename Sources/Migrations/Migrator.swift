@@ -301,9 +301,14 @@ public struct Migrator {
         }
         let ms = (MigrationLock.now() - started) * 1000
         try resetSession(options)
-        try connection.transaction { _ in
-            try cli?.record(file)
-            try history.record(file, durationMilliseconds: ms, method: "apply", stewardVersion: options.stewardVersion)
+        do {
+            try connection.transaction { _ in
+                try cli?.record(file)
+                try history.record(file, durationMilliseconds: ms, method: "apply", stewardVersion: options.stewardVersion)
+            }
+        } catch let error as PostgresError where error.sqlState == "23505" {
+            throw MigrationError.statementFailed(file: file.fileName, location: nil, error,
+                outcome: "\(file.fileName) ran (it runs outside a transaction) but another tool recorded it first; it is not recorded by Steward")
         }
     }
 
