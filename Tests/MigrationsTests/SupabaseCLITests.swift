@@ -183,6 +183,48 @@ struct SupabaseCLITests {
         }
     }
 
+    @Test("generated turns of db push and steward migrate, in either order: every file runs once, both histories end equal")
+    func generatedTurns() throws {
+        var random = SeededGenerator.fromEnvironment()
+        print("generatedTurns seed \(random.seed) (STEWARD_TEST_SEED=\(random.seed) to replay)")
+        for round in 0..<4 {
+            let count = Int.random(in: 3...7, using: &random)
+            var files = ["20240101000000_init.sql": "create table public.runs (file text not null);\ninsert into public.runs values ('0');\n"]
+            for index in 1..<count {
+                let body = ["insert into public.runs values ('\(index)');", "-- a comment; with a semicolon\ninsert into public.runs values ('\(index)');",
+                            "do $$ begin insert into public.runs values ('\(index)'); end $$;",
+                            "/* nested /* block; */ */ insert into public.runs values ('\(index)');"][Int.random(in: 0...3, using: &random)]
+                files["202401" + String(format: "%02d", index + 1) + "000000_step_\(index).sql"] = body + "\n"
+            }
+            let names = files.keys.sorted()
+            let project = try SupabaseProject(files: [:])
+            defer { project.delete() }
+            try withTestDatabase { db in
+                var next = 0
+                while next < names.count {
+                    let take = Int.random(in: 1...(names.count - next), using: &random)
+                    let byCLI = Bool.random(using: &random)
+                    for name in names[next..<(next + take)] { try project.write(name, files[name]!) }
+                    if byCLI {
+                        for name in names[next..<(next + take)] { try Self.push(name, project, db) }
+                    } else {
+                        _ = try Self.run(db, project)
+                    }
+                    next += take
+                }
+                _ = try Self.run(db, project)
+                let runs = try Self.runs(db)
+                #expect(runs.count == names.count, "round \(round) seed \(random.seed): \(runs)")
+                #expect(Set(runs).count == names.count, "round \(round)")
+                let steward = try db.connect().query("select version from steward.schema_migrations order by version").rows.map { try $0.decode(String.self, at: 0) }
+                #expect(try Self.cliVersions(db) == steward, "round \(round)")
+                #expect(steward.count == names.count, "round \(round)")
+                let status = try Self.migrator(db, project).status()
+                #expect(status.historyDrift.isEmpty && status.problems.isEmpty, "round \(round): \(status.historyDrift) \(status.problems)")
+            }
+        }
+    }
+
     @Test("a teammate's push between two Steward runs is taken over, never re-applied")
     func teammatePush() throws {
         let project = try SupabaseProject(files: ["20240101000000_init.sql": Self.files["20240101000000_init.sql"]!])
