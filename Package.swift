@@ -42,7 +42,7 @@ let package = Package(
         // Concerns of Steward itself.
         .target(name: "Logging"),
         .target(name: "Migrations", dependencies: ["AdvisoryLocks", "Postgres", "Crypto", "Logging", "SQLParser", "StewardSchema"],
-                exclude: ["steward-schema.sql"]),
+                exclude: ["steward-schema.sql", "supabase-cli-method.sql"]),
         // Steward's own tables: the owners' .sql files, embedded at build time in version order (versions.txt).
         .target(name: "StewardSchema", exclude: ["versions.txt"], plugins: ["EmbedSchema"]),
         .plugin(name: "EmbedSchema", capability: .buildTool(), dependencies: ["EmbedSchemaTool"]),

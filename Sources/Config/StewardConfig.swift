@@ -16,7 +16,13 @@ public struct StewardConfig: Sendable {
     public var databasePasswordFile: String?
     public var connectTimeoutSeconds = 10
     /// `[migrations]`
-    public var migrationsDirectory = "sql/migrations"
+    public var migrationsDirectory = "sql/migrations" {
+        didSet { migrationsDirectoryIsSet = true }
+    }
+    /// False while `migrationsDirectory` is the built-in default (then a Supabase CLI project's folder may replace it).
+    public var migrationsDirectoryIsSet = false
+    /// `auto`, `on` or `off`: whether the Supabase CLI's history is kept too.
+    public var supabaseHistory = "auto"
     /// Folders of opt-in migrations applied together with the main ones (`sql/optional/username-enforcement`).
     public var migrationsInclude: [String] = []
     public var lockWaitSeconds: Double = 60
@@ -57,6 +63,7 @@ public struct StewardConfig: Sendable {
         "database": ["url": "a postgresql:// URL or key=value conninfo", "password_file": "a file path",
                      "connect_timeout": "whole seconds from 1 to 3600"],
         "migrations": ["dir": "a folder", "include": "folders of opt-in migrations, comma-separated", "lock_wait": "seconds from 0 to 86400",
+                       "supabase_history": "auto, on or off: also keep the Supabase CLI's supabase_migrations.schema_migrations",
                        "lock_timeout": "a Postgres interval such as 10s (0, ms, s, min, h, d; at most 24 days)",
                        "statement_timeout": "a Postgres interval such as 5min, 0 for none (at most 24 days)"],
         "log": ["level": "debug, info, notice, warning or error", "format": "text or json"],
@@ -140,6 +147,9 @@ public struct StewardConfig: Sendable {
         case ("migrations", "dir"): migrationsDirectory = value
         case ("migrations", "include"):
             migrationsInclude = value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        case ("migrations", "supabase_history"):
+            guard ["auto", "on", "off"].contains(value) else { throw bad() }
+            supabaseHistory = value
         case ("migrations", "lock_wait"):
             guard let n = ConfigNumber.seconds(value, in: 0...86400) else { throw bad() }
             lockWaitSeconds = n

@@ -14,7 +14,7 @@ public struct HistoryStore {
         public let appliedBy: String
         public let durationMilliseconds: Double
         public let stewardVersion: String
-        /// `apply` or `adopt`.
+        /// `apply`, `adopt` or `supabase-cli` (taken over from the Supabase CLI's history).
         public let method: String
     }
 

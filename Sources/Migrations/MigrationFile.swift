@@ -65,7 +65,7 @@ public struct MigrationFile: Sendable {
 
         let script: SQLScript
         do {
-            script = try SQLScript(text)
+            script = try SQLScript(Self.blankingDumpGuards(text))
         } catch {
             let at = SourceLocation(file: fileName, text: text, offset: error.offset)
             throw .invalidFile(fileName, line: at.line, "\(error.message) (starts at column \(at.column))")
@@ -75,6 +75,28 @@ public struct MigrationFile: Sendable {
         self.lineStarts = script.lineStarts
         self.normalizedChecksum = Crypto.SHA256.hex(script.normalizedText)
         try checkStatementRules()
+    }
+
+    /// The text with pg_dump's psql-only guard lines (`\restrict KEY`, `\unrestrict KEY`, written by pg_dump 15.14
+    /// and later) turned into spaces, so a `pg_dump --schema-only` file runs as it is; offsets and lines stay put.
+    static func blankingDumpGuards(_ text: String) -> String {
+        guard text.contains("restrict ") else { return text }
+        // Lines split at each LF scalar (a CRLF is one Character, so splitting Characters would miss it).
+        var lines = text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).map { Array($0) }
+        var changed = false
+        for (index, line) in lines.enumerated() {
+            let body = line.last == "\r" ? Array(line.dropLast()) : line
+            let bodyText = String(String.UnicodeScalarView(body))
+            for command in ["\\restrict ", "\\unrestrict "] where bodyText.hasPrefix(command) {
+                let key = bodyText.dropFirst(command.count)
+                if !key.isEmpty, key.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) {
+                    lines[index] = Array(repeating: " ", count: body.count) + (line.last == "\r" ? ["\r"] : [])
+                    changed = true
+                }
+            }
+        }
+        guard changed else { return text }
+        return lines.map { String(String.UnicodeScalarView($0)) }.joined(separator: "\n")
     }
 
     /// The algorithm of `normalizedChecksum`: 2 = the server's own tokens (1 was the hand-written reading).

@@ -8,6 +8,8 @@ public struct MigrationSource: Sendable {
     public let directory: String
     /// The files, ordered by numeric version.
     public let files: [MigrationFile]
+    /// True when the main folder is a Supabase CLI project's (`supabase/migrations` beside `supabase/config.toml`).
+    public internal(set) var cliLayout = false
 
     /// Reads every `*.sql` file of `directory` and of each `include` folder (opt-in migrations), as one ordered set;
     /// throws on an unreadable folder, a bad file or a repeated version.
@@ -30,6 +32,7 @@ public struct MigrationSource: Sendable {
             }
         }
         try self.init(directory: ([directory] + include).joined(separator: " + "), files: files)
+        cliLayout = SupabaseHistoryMode.isCLILayout(directory)
     }
 
     /// Files given directly (embedded or generated); same ordering and duplicate checks.

@@ -17,6 +17,8 @@ public struct Migrator {
         public var statementTimeout = "0"
         /// Written into each history row.
         public var stewardVersion = "dev"
+        /// Whether the Supabase CLI's history is kept too (`auto`: when its table exists or the folder is the CLI's).
+        public var supabaseHistory = SupabaseHistoryMode.auto
 
         public init() {}
     }
@@ -25,6 +27,10 @@ public struct Migrator {
     public struct Report: Sendable {
         public var applied: [(file: String, milliseconds: Double)] = []
         public var adopted: [String] = []
+        /// Files the Supabase CLI had applied, recorded by Steward (method `supabase-cli`) without running them.
+        public var takenOver: [String] = []
+        /// Files Steward had applied whose rows were added to the Supabase CLI's history.
+        public var cliRecorded: [String] = []
         public var alreadyApplied = 0
         public var warnings: [String] = []
         /// For dry runs: the files that would be applied.
@@ -44,8 +50,20 @@ public struct Migrator {
 
     /// The current status, read-only (creates nothing, takes no lock).
     public func status(options: Options = Options()) throws -> MigrationStatus {
-        MigrationStatus(source: source, history: try HistoryStore(connection: connection).entries(),
-                        allowOutOfOrder: options.allowOutOfOrder, allowMissing: options.allowMissing)
+        let cli = try keepsCLIHistory(options) ? try SupabaseCLIHistory(connection: connection).rows() : nil
+        return MigrationStatus(source: source, history: try HistoryStore(connection: connection).entries(),
+                               allowOutOfOrder: options.allowOutOfOrder, allowMissing: options.allowMissing, cli: cli)
+    }
+
+    /// True when this run keeps the Supabase CLI's history too.
+    public func keepsCLIHistory(_ options: Options) throws -> Bool {
+        switch options.supabaseHistory {
+        case .on: return true
+        case .off: return false
+        case .auto:
+            if source.cliLayout { return true }
+            return try SupabaseCLIHistory(connection: connection).exists()
+        }
     }
 
     /// Brings the database up to date, or with `dryRun` only says what it would do.
@@ -59,6 +77,8 @@ public struct Migrator {
             report.warnings = status.warnings
             report.alreadyApplied = status.items.filter { $0.state == .applied }.count
             report.plan = status.pending
+            report.takenOver = status.takeover.map(\.fileName)
+            report.cliRecorded = status.cliBackfill.map(\.fileName)
             if options.adopt { report.plan = [] ; report.adopted = try adoptionPlan(status).map(\.fileName) }
             return report
         }
@@ -66,7 +86,7 @@ public struct Migrator {
         // Nothing pending, nothing changed: answer from a read without taking the lock (what a deploy pays on every run).
         if !options.adopt, try HistoryStore(connection: connection).isCurrent() {
             let status = try status(options: options)
-            if status.pending.isEmpty && status.problems.isEmpty {
+            if status.pending.isEmpty && status.problems.isEmpty && status.takeover.isEmpty && status.cliBackfill.isEmpty {
                 for warning in status.warnings { logger.warning(warning) }
                 report.warnings = status.warnings
                 report.alreadyApplied = status.items.filter { $0.state == .applied }.count
@@ -80,17 +100,21 @@ public struct Migrator {
 
         let history = HistoryStore(connection: connection)
         try history.prepare()
+        let cli = try keepsCLIHistory(options) ? SupabaseCLIHistory(connection: connection) : nil
+        if let cli, try !cli.exists() { try cli.create() }
         let status = try status(options: options)
         guard status.problems.isEmpty else { throw MigrationError.drift(status.problems) }
         for warning in status.warnings { logger.warning(warning) }
         report.warnings = status.warnings
         report.alreadyApplied = status.items.filter { $0.state == .applied }.count
 
+        try takeOver(status, cli: cli, options: options, report: &report)
         var pending = status.pending
         if options.adopt {
             let adoptable = try adoptionPlan(status)
             try connection.transaction { _ in
                 for file in adoptable {
+                    if !status.cliBackfill.contains(where: { $0.fileName == file.fileName }) { try cli?.record(file) }
                     try history.record(file, durationMilliseconds: 0, method: "adopt", stewardVersion: options.stewardVersion)
                 }
             }
@@ -104,11 +128,15 @@ public struct Migrator {
             logger.info("applying", [("file", file.fileName), ("transactional", String(file.transactional))])
             do {
                 if file.transactional {
-                    try applyInTransaction(file, history: history, options: options)
+                    try applyInTransaction(file, history: history, cli: cli, options: options)
                 } else {
-                    try applyStatementByStatement(file, history: history, options: options)
+                    try applyStatementByStatement(file, history: history, cli: cli, options: options)
                 }
             } catch MigrationError.statementFailed(let name, let location, let error, var outcome) {
+                if let cli, (try? cli.holds(version: file.version)) == true {
+                    outcome = "\(file.fileName) was applied at the same time by `supabase db push` (its row is in supabase_migrations.schema_migrations now): "
+                        + "Steward's run of it was rolled back, so it was applied once, by the CLI; run `steward migrate` again to take it over"
+                }
                 if !report.applied.isEmpty {
                     outcome += "\n  applied before it in this run, and kept: " + report.applied.map(\.file).joined(separator: ", ")
                 }
@@ -119,6 +147,31 @@ public struct Migrator {
             report.applied.append((file.fileName, ms))
         }
         return report
+    }
+
+    /// Records the files the Supabase CLI applied (same statements) in Steward's history, method `supabase-cli`, and
+    /// writes the CLI's rows for files only Steward applied; one transaction per file, nothing re-run.
+    private func takeOver(_ status: MigrationStatus, cli: SupabaseCLIHistory?, options: Options, report: inout Report) throws {
+        guard let cli else { return }
+        let history = HistoryStore(connection: connection)
+        for file in status.takeover {
+            try connection.transaction { _ in
+                try history.record(file, durationMilliseconds: 0, method: "supabase-cli", stewardVersion: options.stewardVersion)
+            }
+            logger.info("taken over from the Supabase CLI", [("file", file.fileName)])
+            report.takenOver.append(file.fileName)
+        }
+        for file in status.cliBackfill {
+            do {
+                try connection.transaction { _ in try cli.record(file) }
+            } catch let error as PostgresError where error.sqlState == "23505" {
+                // A concurrent `db push` wrote the row first: the CLI's history has it, which is what was wanted.
+                logger.warning("already in the Supabase CLI's history", [("file", file.fileName)])
+                continue
+            }
+            logger.info("recorded in the Supabase CLI's history", [("file", file.fileName)])
+            report.cliRecorded.append(file.fileName)
+        }
     }
 
     /// The pending files that adoption would record: those whose objects the live catalog already has, exactly.
@@ -190,7 +243,7 @@ public struct Migrator {
             outcome: "Steward stopped at this statement and did not record \(file.fileName); later files were not tried. Check the database by hand before running again")
     }
 
-    private func applyInTransaction(_ file: MigrationFile, history: HistoryStore, options: Options) throws {
+    private func applyInTransaction(_ file: MigrationFile, history: HistoryStore, cli: SupabaseCLIHistory?, options: Options) throws {
         let started = MigrationLock.now()
         try resetSession(options)
         guard connection.transactionStatus == .idle else {
@@ -201,6 +254,9 @@ public struct Migrator {
         var current: SQLStatement?
         do {
             try connection.transaction { c in
+                // The CLI's row first: a concurrent `db push` of the same file then fails on the key (or makes this
+                // transaction fail) before either tool's statements commit twice.
+                try cli?.record(file)
                 for (index, statement) in file.statements.enumerated() {
                     current = statement
                     try run(statement, of: file, index: index)
@@ -227,7 +283,7 @@ public struct Migrator {
         }
     }
 
-    private func applyStatementByStatement(_ file: MigrationFile, history: HistoryStore, options: Options) throws {
+    private func applyStatementByStatement(_ file: MigrationFile, history: HistoryStore, cli: SupabaseCLIHistory?, options: Options) throws {
         let started = MigrationLock.now()
         try resetSession(options)
         for (index, statement) in file.statements.enumerated() {
@@ -245,8 +301,14 @@ public struct Migrator {
         }
         let ms = (MigrationLock.now() - started) * 1000
         try resetSession(options)
-        try connection.transaction { _ in
-            try history.record(file, durationMilliseconds: ms, method: "apply", stewardVersion: options.stewardVersion)
+        do {
+            try connection.transaction { _ in
+                try cli?.record(file)
+                try history.record(file, durationMilliseconds: ms, method: "apply", stewardVersion: options.stewardVersion)
+            }
+        } catch let error as PostgresError where error.sqlState == "23505" {
+            throw MigrationError.statementFailed(file: file.fileName, location: nil, error,
+                outcome: "\(file.fileName) ran (it runs outside a transaction) but another tool recorded it first; it is not recorded by Steward")
         }
     }
 

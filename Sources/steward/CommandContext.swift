@@ -96,9 +96,11 @@ struct CommandContext {
         try DaemonSettings.load(path: arguments.value("config"), environment: environment, catalog: .steward, overrides: overrides)
     }
 
-    /// The migration files from the configured folder.
+    /// The migration files from the configured folder (`supabase/migrations` by default in a Supabase CLI project).
     func migrationSource() throws -> MigrationSource {
-        try MigrationSource(directory: config.migrationsDirectory, include: config.migrationsInclude)
+        let directory = !config.migrationsDirectoryIsSet && SupabaseHistoryMode.workingFolderIsCLIProject()
+            ? SupabaseHistoryMode.cliDirectory : config.migrationsDirectory
+        return try MigrationSource(directory: directory, include: config.migrationsInclude)
     }
 }
 

@@ -23,6 +23,13 @@ enum MigrateCommand: StewardCommand {
           steward migrate --dry-run
           steward migrate --database-url postgresql://postgres@db.<ref>.supabase.co:5432/postgres
           steward migrate --adopt
+          steward migrate --migrations supabase/migrations
+
+        Beside the Supabase CLI ([migrations] supabase_history, on by default when supabase_migrations.schema_migrations
+        exists or the folder is a Supabase CLI project's): every file Steward applies also gets its row in the CLI's
+        history, in the same transaction. Files `supabase db push` applied are taken over (recorded with method
+        supabase-cli, never re-run) when the statements the CLI stored equal the file's, ignoring whitespace and
+        comments; a file changed since the CLI applied it is refused. Files only Steward recorded get their CLI rows.
         """,
         options: CommandSpec.Option.databaseOptions + [
             .init("dry-run", help: "Print the files and statements that would run; change nothing."),
@@ -48,6 +55,7 @@ enum MigrateCommand: StewardCommand {
         options.lockTimeout = context.config.lockTimeout
         options.statementTimeout = context.config.statementTimeout
         options.stewardVersion = Steward.version
+        options.supabaseHistory = SupabaseHistoryMode(rawValue: context.config.supabaseHistory) ?? .auto
 
         let source = try context.migrationSource()
         let connection = try context.connect()
@@ -59,6 +67,8 @@ enum MigrateCommand: StewardCommand {
                 ("dry_run", .bool(report.dryRun)),
                 ("already_applied", .number(Double(report.alreadyApplied))),
                 ("adopted", .strings(report.adopted)),
+                ("taken_over", .strings(report.takenOver)),
+                ("supabase_history_recorded", .strings(report.cliRecorded)),
                 ("applied", .array(report.applied.map { .object([("file", .string($0.file)), ("duration_ms", .number(($0.milliseconds * 10).rounded() / 10))]) })),
                 ("plan", .array(report.plan.map { file in
                     .object([("file", .string(file.fileName)), ("transactional", .bool(file.transactional)),
@@ -74,7 +84,13 @@ enum MigrateCommand: StewardCommand {
             if !report.adopted.isEmpty {
                 text += "dry run: would adopt \(report.adopted.count) file(s) whose objects already exist: \(report.adopted.joined(separator: ", "))\n"
             }
-            if report.plan.isEmpty && report.adopted.isEmpty {
+            if !report.takenOver.isEmpty {
+                text += "dry run: would take over \(report.takenOver.count) file(s) applied by `supabase db push` (recorded, not re-run): \(report.takenOver.joined(separator: ", "))\n"
+            }
+            if !report.cliRecorded.isEmpty {
+                text += "dry run: would add \(report.cliRecorded.count) file(s) to the Supabase CLI's history: \(report.cliRecorded.joined(separator: ", "))\n"
+            }
+            if report.plan.isEmpty && report.adopted.isEmpty && report.takenOver.isEmpty && report.cliRecorded.isEmpty {
                 text += "dry run: nothing to apply (\(report.alreadyApplied) applied)\n"
             } else if !report.plan.isEmpty {
                 text += "dry run: would apply \(report.plan.count) file(s); nothing was changed\n"
@@ -86,12 +102,14 @@ enum MigrateCommand: StewardCommand {
                 }
             }
         } else {
+            for file in report.takenOver { text += "taken over  \(file)  (applied by supabase db push)\n" }
+            for file in report.cliRecorded { text += "recorded in the Supabase CLI's history  \(file)\n" }
             for file in report.adopted { text += "adopted  \(file)\n" }
             for applied in report.applied { text += "applied  \(applied.file)  (\(formatMilliseconds(applied.milliseconds)))\n" }
-            if report.applied.isEmpty && report.adopted.isEmpty {
+            if report.applied.isEmpty && report.adopted.isEmpty && report.takenOver.isEmpty && report.cliRecorded.isEmpty {
                 text += "up to date: \(report.alreadyApplied) migration(s) applied, nothing pending\n"
             } else {
-                text += "done: \(report.adopted.count) adopted, \(report.applied.count) applied, \(report.alreadyApplied) already applied\n"
+                text += "done: \(report.takenOver.count) taken over, \(report.adopted.count) adopted, \(report.applied.count) applied, \(report.alreadyApplied) already applied\n"
             }
         }
         Output.print(text)

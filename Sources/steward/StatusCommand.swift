@@ -19,32 +19,46 @@ enum StatusCommand: StewardCommand {
     static func run(_ context: CommandContext) throws -> ExitCode {
         let source = try context.migrationSource()
         let connection = try context.connect()
-        let status = try Migrator(connection: connection, source: source, logger: context.logger).status()
+        var options = Migrator.Options()
+        options.supabaseHistory = SupabaseHistoryMode(rawValue: context.config.supabaseHistory) ?? .auto
+        let migrator = Migrator(connection: connection, source: source, logger: context.logger)
+        let status = try migrator.status(options: options)
+        let keepsCLI = try migrator.keepsCLIHistory(options)
         let jobs = try JobOverview.read(connection, settings: try? context.daemonSettings())
         if context.json {
             Output.print(JSON.object([
                 ("migrations", .array(status.items.map { item in
                     .object([("version", .string(item.version)), ("name", .string(item.name)), ("state", .string(item.state.rawValue)),
                              ("applied_at", .optional(item.appliedAt)), ("notes", .strings(item.notes)),
-                             ("recorded_checksum", .optional(item.recordedChecksum)), ("file_checksum", .optional(item.fileChecksum))])
+                             ("recorded_checksum", .optional(item.recordedChecksum)), ("file_checksum", .optional(item.fileChecksum)),
+                             ("steward_history", .string(item.stewardHistory)), ("supabase_history", .string(item.supabaseHistory))])
                 })),
                 ("pending", .number(Double(status.pending.count))),
                 ("problems", .strings(status.problems)),
                 ("warnings", .strings(status.warnings)),
+                ("supabase_history", .string(keepsCLI ? "on" : "off")),
+                ("history_drift", .strings(status.historyDrift)),
                 ("leader", jobs?.leaderJSON ?? .null),
                 ("jobs", jobs?.jobsJSON ?? .array([])),
                 ("alerts", jobs?.alertsJSON ?? .array([])),
             ]).rendered)
         } else {
             var text = "database \(connection.target)\nmigrations \(source.directory)\n\n"
-            text += "STATE     VERSION  NAME                          APPLIED AT            NOTES\n"
+            let width = max(9, (status.items.map(\.version.count).max() ?? 0) + 2)
+            text += "STATE     " + "VERSION".padding(width) + "NAME                          APPLIED AT            "
+                + (keepsCLI ? "SUPABASE CLI  " : "") + "NOTES\n"
             for item in status.items {
-                text += item.state.rawValue.padding(10) + item.version.padding(9) + item.name.padding(30)
-                    + (item.appliedAt ?? "-").padding(22) + item.notes.joined(separator: "; ") + "\n"
+                text += item.state.rawValue.padding(10) + item.version.padding(width) + item.name.padding(30)
+                    + (item.appliedAt ?? "-").padding(22) + (keepsCLI ? item.supabaseHistory.padding(14) : "")
+                    + item.notes.joined(separator: "; ") + "\n"
             }
             let applied = status.items.filter { $0.state == .applied }.count
             text += "\n\(applied) applied, \(status.pending.count) pending"
+            if keepsCLI { text += ", Supabase CLI history kept too" }
             text += status.problems.isEmpty ? "\n" : "\n\nproblems:\n" + status.problems.map { "  - \($0)\n" }.joined()
+            if !status.historyDrift.isEmpty {
+                text += "\nthe two histories disagree:\n" + status.historyDrift.map { "  - \($0)\n" }.joined()
+            }
             if let jobs { text += "\n" + jobs.text }
             Output.print(text)
         }

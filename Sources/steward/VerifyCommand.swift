@@ -20,7 +20,11 @@ enum VerifyCommand: StewardCommand {
         let source = try context.migrationSource()
         let connection = try context.connect()
         try connection.requireSessionState()
-        let report = try Verifier(connection: connection, source: source).verify()
+        var report = try Verifier(connection: connection, source: source).verify()
+        // Drift between Steward's history and the Supabase CLI's, which the CLI itself cannot see.
+        var options = Migrator.Options()
+        options.supabaseHistory = SupabaseHistoryMode(rawValue: context.config.supabaseHistory) ?? .auto
+        report.differences += try Migrator(connection: connection, source: source, logger: context.logger).status(options: options).historyDrift
         if context.json {
             Output.print(JSON.object([
                 ("ok", .bool(report.differences.isEmpty)),

@@ -15,8 +15,9 @@ public struct StewardProcess {
     }
 
     /// Runs `steward arguments…` to completion (killed after `timeout` seconds).
-    public static func run(_ arguments: [String], environment: [String: String] = [:], timeout: Double = 120) throws -> Result {
-        let process = try start(arguments, environment: environment)
+    public static func run(_ arguments: [String], environment: [String: String] = [:], timeout: Double = 120,
+                           directory: String? = nil) throws -> Result {
+        let process = try start(arguments, environment: environment, directory: directory)
         return process.wait(timeout: timeout)
     }
 
@@ -28,8 +29,9 @@ public struct StewardProcess {
 
     /// Starts `steward arguments…` (or `executable`) and returns at once.
     public static func start(_ arguments: [String], environment: [String: String] = [:],
-                             executable: String = TestEnvironment.stewardBinary) throws -> Running {
+                             executable: String = TestEnvironment.stewardBinary, directory: String? = nil) throws -> Running {
         let process = Process()
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
