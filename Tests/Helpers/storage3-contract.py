@@ -8,7 +8,7 @@ against the contract the real server keeps (shared/reference/supabase.md section
 The bucket `avatars` must exist, private, with the quickstart's policies. Prints one JSON line with the number of
 checks made; exits 1 naming every check that failed.
 """
-import argparse, json, socket, sys, urllib.parse
+import argparse, json, re, socket, sys, urllib.parse
 
 import httpx
 import storage3
@@ -155,7 +155,7 @@ def main():
             if not chunk:
                 break
             data += chunk
-    statuses = [line.split(b" ")[1] for line in data.split(b"\r\n") if line.startswith(b"HTTP/1.1 ")]
+    statuses = re.findall(rb"HTTP/1\.1 (\d{3}) ", data)
     check(len(statuses) == 2 and statuses[1] == b"200" and data.endswith(b'{"ok": true}'),
           f"kept-alive connection after an unread body: {data[-300:]!r}")
 
