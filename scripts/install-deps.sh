@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what Steward builds and tests with, when it is missing: Debian packages (with the packaging checks:
 # dpkg-dev, lintian, groff-base and man-db for the man pages, prometheus for promtool, debootstrap for the
-# package's install test), and two Python modules for
+# package's install test), and three Python modules for
 # the emulators and the tests. Safe to run again: does nothing when everything is there.
 set -euo pipefail
 
@@ -28,13 +28,15 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt_install "${missing[@]}"
 fi
 
-# The Storage emulator talks to Postgres through psycopg; the tests check ES256 signatures with cryptography.
+# The Storage emulator talks to Postgres through psycopg; the tests check ES256 signatures with cryptography and
+# drive the Storage emulator with Supabase's own Python client, storage3 (pinned; PyPI only, Debian has none).
 # From PyPI for the python3 on PATH, else from Debian when that python3 has no pip.
-for module in "psycopg:psycopg[binary]:python3-psycopg" "cryptography:cryptography:python3-cryptography"; do
+for module in "psycopg:psycopg[binary]:python3-psycopg" "cryptography:cryptography:python3-cryptography" "storage3:storage3==2.34.1:"; do
   IFS=: read -r name pypi debian <<<"$module"
   python3 -c "import $name" 2>/dev/null && continue
   echo "install-deps: installing $pypi for $(command -v python3)" >&2
   if ! python3 -m pip install --quiet --disable-pip-version-check "$pypi" >&2 2>/dev/null; then
+    if [ -z "$debian" ]; then echo "install-deps: could not install $pypi from PyPI" >&2; exit 1; fi
     apt_install "$debian"
   fi
 done

@@ -123,7 +123,8 @@ public final class HTTPClient {
 }
 
 extension HTTPClient {
-    /// Sends `request` under `policy`: network errors, 429 and 5xx are tried again after the policy's delay
+    /// Sends `request` under `policy`: network errors and the answers the policy calls retryable (429 and 5xx unless it
+    /// reads the body) are tried again after the policy's delay
     /// (a valid `Retry-After` wins, capped; an invalid one is ignored), never past the cancellation's deadline;
     /// any other answer, or the last one, is returned as it is. `onRetry` hears of each failed attempt before the
     /// wait. Throws when the last attempt got no answer at all, or when cancelled.
@@ -136,7 +137,7 @@ extension HTTPClient {
             let outcome: Result<HTTPResponse, HTTPError>
             do {
                 let response = try send(request)
-                guard RetryPolicy.isRetryable(status: response.status), attempt < policy.maxAttempts else { return (response, attempt) }
+                guard policy.isRetryable(response), attempt < policy.maxAttempts else { return (response, attempt) }
                 outcome = .success(response)
             } catch {
                 guard attempt < policy.maxAttempts, !error.cancelled, !error.answerTooLarge else { throw error }

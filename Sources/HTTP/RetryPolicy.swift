@@ -1,9 +1,12 @@
 /// When and how long to wait before trying a request again: network errors, 429 and 5xx are retried with
-/// capped exponential backoff and jitter (a server's valid `Retry-After` wins, capped); every other answer is final.
+/// capped exponential backoff and jitter (a server's valid `Retry-After` wins, capped); every other answer is final,
+/// unless `retryableAnswer` (a service that puts the real status in the body) says otherwise.
 public struct RetryPolicy: Sendable {
     public var maxAttempts = 4
     public var baseDelaySeconds = 0.5
     public var maxDelaySeconds = 30.0
+    /// Whether an answer may succeed if tried again, read from the whole answer; nil: by its HTTP status alone.
+    public var retryableAnswer: (@Sendable (HTTPResponse) -> Bool)?
 
     public init() {}
 
@@ -12,6 +15,11 @@ public struct RetryPolicy: Sendable {
 
     /// Whether a response with `status` may succeed if tried again.
     public static func isRetryable(status: Int) -> Bool { status == 429 || (500...599).contains(status) }
+
+    /// Whether `response` may succeed if tried again under this policy.
+    public func isRetryable(_ response: HTTPResponse) -> Bool {
+        retryableAnswer.map { $0(response) } ?? Self.isRetryable(status: response.status)
+    }
 
     /// Seconds to wait before attempt `attempt + 1` (attempt counts from 1), always finite, between 0 and
     /// `maxDelaySeconds`; `retryAfter` is the server's header, used when it is a valid value (see `RetryAfter`).

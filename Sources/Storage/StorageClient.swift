@@ -3,7 +3,8 @@ import HTTP
 import Logging
 
 /// The Storage REST API (reference section 4) as Steward uses it: delete many, delete one, list, upload,
-/// download, get bucket. Retries network errors, 429 and 5xx; reads errors from the body; never logs the key.
+/// download, get bucket. Retries network errors, 429, 5xx and the body's statusCode 503/423; reads errors from the
+/// body; never logs the key.
 /// Not for concurrent use (one libcurl handle): share it only through a `StorageSession`, which serialises calls.
 public final class StorageClient: @unchecked Sendable {
     /// One object a delete call reports as deleted.
@@ -101,15 +102,18 @@ public final class StorageClient: @unchecked Sendable {
     /// The largest object downloaded.
     public static let maxDownloadBytes = 64 << 20
 
-    /// One call with retries: network errors, 429 and 5xx wait and try again (honouring a valid `Retry-After`).
+    /// One call with retries: network errors and the answers `StorageError.isRetryable` calls transient (429, 5xx, and
+    /// HTTP 400 with statusCode 503 or 423 in the body) wait and try again (honouring a valid `Retry-After`).
     private func send(_ method: String, _ path: String, body: [UInt8]?, headers: [(String, String)],
                       retrying: RetryPolicy? = nil, timeoutSeconds: Double? = nil,
                       maxResponseBytes: Int = HTTPRequest.defaultMaxResponseBytes) throws(StorageError) -> HTTPResponse {
         let request = HTTPRequest(method: method, url: baseURL + path, headers: authHeaders + headers, body: body, timeoutSeconds: timeoutSeconds,
                                   maxResponseBytes: maxResponseBytes)
         let result: (response: HTTPResponse, attempts: Int)
+        var policy = retrying ?? retry
+        policy.retryableAnswer = { StorageError.isRetryable($0) }
         do {
-            result = try http.send(request, retrying: retrying ?? retry) { attempt, outcome, delay in
+            result = try http.send(request, retrying: policy) { attempt, outcome, delay in
                 requestCount += 1
                 let reason = (try? outcome.get()).map { StorageError.from(request: request.summary, response: $0).description }
                     ?? "\(request.summary): no answer"

@@ -12,6 +12,10 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
         case tooLarge = "too large"
         case invalidRequest = "invalid request"
         case rateLimited = "rate limited"
+        /// The body's statusCode `"503"` (database unavailable or read-only) or `"544"` (database timeout).
+        case unavailable = "temporarily unavailable"
+        /// The body's statusCode `"423"`: the resource is locked.
+        case locked
         case server = "server error"
         case network = "no answer"
         /// The run timed out or is stopping: the request was not finished, and is not tried again.
@@ -30,8 +34,9 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
     /// The server's `Retry-After` (seconds) on a 429 or 503, for a caller that waits before trying again itself.
     public var retryAfter: String? = nil
 
-    /// Whether the same request may succeed later (no answer, rate limited, a server error).
-    public var isRetryable: Bool { kind == .network || kind == .rateLimited || kind == .server }
+    /// Whether the same request may succeed later: no answer, rate limited (429), unavailable (503, 544), locked
+    /// (423), a server error (5xx); by the body's statusCode first, the HTTP status second. Never another 4xx.
+    public var isRetryable: Bool { [.network, .rateLimited, .unavailable, .locked, .server].contains(kind) }
 
     public var description: String {
         var text = "\(request): \(kind.rawValue)"
@@ -47,17 +52,46 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
         let statusCode = fields["statusCode"]?.string.map { quote.quote($0, limit: 16) }
         let error = fields["error"]?.string.map { quote.quote($0, limit: 80) }
         let message = fields["message"]?.string.map { quote.quote($0) } ?? response.quotedBody()
-        let kind: Kind
-        switch (response.status, statusCode) {
-        case (429, _), (_, "429"): kind = .rateLimited
-        case (_, "404"): kind = .notFound
-        case (_, "403"), (401, _), (403, _): kind = .denied
-        case (_, "409"): kind = .duplicate
-        case (_, "413"): kind = .tooLarge
-        case (500...599, _), (_, "500"): kind = .server
-        case (400, _): kind = .invalidRequest
-        default: kind = .unexpected
+        return StorageError(kind: kind(status: response.status, statusCode: statusCode), request: request, httpStatus: response.status,
+                            statusCode: statusCode, error: error, message: message)
+    }
+
+    /// The kind of an error answer. The real server answers transient conditions as HTTP 400 with the meaning in the
+    /// body's statusCode (`"503"`, `"423"`), so that is read first; the HTTP status decides only when it says nothing.
+    static func kind(status: Int, statusCode: String?) -> Kind {
+        if let code = statusCode.flatMap({ Int($0) }), let kind = kind(bodyStatusCode: code) { return kind }
+        switch status {
+        case 429: return .rateLimited
+        case 503, 544: return .unavailable
+        case 423: return .locked
+        case 500...599: return .server
+        case 401, 403: return .denied
+        case 400: return .invalidRequest
+        default: return .unexpected
         }
-        return StorageError(kind: kind, request: request, httpStatus: response.status, statusCode: statusCode, error: error, message: message)
+    }
+
+    /// What a statusCode in an error body means; nil for one that is not an error status.
+    private static func kind(bodyStatusCode code: Int) -> Kind? {
+        switch code {
+        case 429: return .rateLimited
+        case 503, 544: return .unavailable
+        case 423: return .locked
+        case 500...599: return .server
+        case 404: return .notFound
+        case 401, 403: return .denied
+        case 409: return .duplicate
+        case 413: return .tooLarge
+        case 400...499: return .invalidRequest
+        default: return nil
+        }
+    }
+
+    /// Whether an HTTP answer is one the same request may get past if tried again (see `isRetryable`).
+    public static func isRetryable(_ response: HTTPResponse) -> Bool {
+        guard !(200...299).contains(response.status) else { return false }
+        let statusCode = (JSONValue.parse(response.body)?.object ?? [:])["statusCode"]?.string
+        return StorageError(kind: kind(status: response.status, statusCode: statusCode), request: "", httpStatus: response.status,
+                            statusCode: statusCode, error: nil, message: "").isRetryable
     }
 }

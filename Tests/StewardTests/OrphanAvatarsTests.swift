@@ -10,8 +10,8 @@ struct AvatarWorld {
     let storage: StorageEmulator
     let users: [String]
 
-    static func with(users count: Int = 6, _ body: (AvatarWorld) throws -> Void) throws {
-        try withTestDatabase { db in
+    static func with(users count: Int = 6, mode: TestDatabase.GrantMode = .modern, _ body: (AvatarWorld) throws -> Void) throws {
+        try withTestDatabase(mode) { db in
             _ = try StewardProcess.run(["migrate", "--database-url", db.url, "--migrations", TestEnvironment.migrationsDirectory])
             let users = try (0..<count).map { try db.signUp(email: "a\($0)@example.com") }
             let storage = try StorageEmulator(database: db)
