@@ -26,8 +26,8 @@ struct AvatarDeleter: Sendable {
     static func tables(_ c: Connection, among references: [(schema: String, table: String, column: String)]) throws -> Set<String> {
         var tables: Set<String> = []
         for reference in references {
-            let name = "\(try c.quoteIdentifier(reference.schema)).\(try c.quoteIdentifier(reference.table))"
-            if try c.query("select relkind in ('r', 'p') from pg_class where oid = $1::regclass", [name]).rows.first?.decode(Bool.self, at: 0) == true {
+            let name = try SQLIdentifier(reference.schema, reference.table)
+            if try c.query("select relkind in ('r', 'p') from pg_class where oid = \(name.quoted)::regclass").rows.first?.decode(Bool.self, at: 0) == true {
                 tables.insert("\(reference.schema).\(reference.table)")
             }
         }
@@ -179,9 +179,9 @@ struct AvatarDeleter: Sendable {
                 var outcome = FencedOutcome()
                 if fence {
                     _ = try c.query("select set_config('lock_timeout', $1, true)", ["\(fenceWaitMilliseconds)ms"])
-                    for reference in Set(references.map { "\($0.schema).\($0.table)" }).sorted() {
-                        let parts = reference.split(separator: ".").map(String.init)
-                        _ = try c.execute("lock table \(try c.quoteIdentifier(parts[0])).\(try c.quoteIdentifier(parts[1])) in share mode")
+                    let tables = try Set(references.map { try SQLIdentifier($0.schema, $0.table) }).sorted { $0.quoted < $1.quoted }
+                    for table in tables {
+                        _ = try c.query("lock table \(table) in share mode")
                     }
                     lockedAt = ContinuousClock.now
                 }
@@ -232,11 +232,11 @@ struct AvatarDeleter: Sendable {
         _ = try c.query("set local row_security = off")
         var found: Set<NameKey> = []
         for reference in references {
-            let column = try c.quoteIdentifier(reference.column)
-            let table = "\(try c.quoteIdentifier(reference.schema)).\(try c.quoteIdentifier(reference.table))"
-            var recent = ""
+            let column = try SQLIdentifier(reference.column)
+            let table = try SQLIdentifier(reference.schema, reference.table)
+            var recent: PostgresQuery = ""
             if let writtenSince, tables.contains("\(reference.schema).\(reference.table)") {
-                recent = " and age(t.xmin) <= age('\(UInt32(writtenSince) ?? 0)'::xid)"
+                recent = " and age(t.xmin) <= age(\(String(UInt32(writtenSince) ?? 0))::xid)"
             }
             let rows = try c.query("""
                 with f as materialized (select r.name, r.loose from \(table) t

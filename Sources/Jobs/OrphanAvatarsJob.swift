@@ -294,7 +294,7 @@ public struct OrphanAvatarsJob: Job {
                 var first: Int64 = 0
                 for select in selects {
                     let row = try c.query("""
-                        with v as materialized (select $2::int8 + row_number() over () as ref, s.v from (\(select)) s),
+                        with v as materialized (select $2::int8 + row_number() over () as ref, s.v from (\(unescaped: select)) s),
                         f as materialized (select v.ref, b.bucket, v.v, r.name, r.loose from v cross join unnest($1::text[]) as b(bucket)
                                            cross join lateral (select v.v as name, false as loose where v.v ~ $3
                                                                union all
@@ -365,7 +365,7 @@ public struct OrphanAvatarsJob: Job {
 
     private func count(_ c: Connection, bucket: String, loose: Bool) throws -> (Int64, Int64, Int64) {
         let objects = try c.query("select count(*) from storage.objects where bucket_id = $1", [bucket]).rows[0].decode(Int64.self, at: 0)
-        let row = try c.query("select count(*), coalesce(sum((o.metadata ->> 'size')::bigint), 0) from storage.objects o where \(candidatePredicate(loose: loose))",
+        let row = try c.query("select count(*), coalesce(sum((o.metadata ->> 'size')::bigint), 0) from storage.objects o where \(unescaped: candidatePredicate(loose: loose))",
                               [bucket, graceSeconds, keepPatterns]).rows[0]
         return (objects, try row.decode(Int64.self, at: 0), try row.decode(Int64.self, at: 1))
     }
@@ -384,7 +384,7 @@ public struct OrphanAvatarsJob: Job {
     private func candidates(_ c: Connection, bucket: String, after: String, upTo: String, loose: Bool) throws -> [Candidate] {
         try c.query("""
             select o.name, coalesce((o.metadata ->> 'size')::bigint, 0), o.owner::text, extract(epoch from o.created_at)::float8
-            from storage.objects o where \(candidatePredicate(loose: loose)) and o.name > $4 and o.name <= $5
+            from storage.objects o where \(unescaped: candidatePredicate(loose: loose)) and o.name > $4 and o.name <= $5
             order by o.name
             """, [bucket, graceSeconds, keepPatterns, after, upTo]).rows.map { row in
             Candidate(name: try row.decode(String.self, at: 0), size: try row.decode(Int64.self, at: 1),

@@ -28,11 +28,11 @@ public struct PruneHistoryJob: Job {
             let cutoff = "now() - make_interval(secs => $1::float8)"
             let old = "status <> 'running' and coalesce(finished_at, started_at, scheduled_for) < \(cutoff)"
             if dryRun {
-                let row = try c.query("select count(*) filter (where \(old)), count(*) filter (where not (\(old))) from steward.job_runs",
+                let row = try c.query("select count(*) filter (where \(unescaped: old)), count(*) filter (where not (\(unescaped: old))) from steward.job_runs",
                                       [Double(retention)]).rows[0]
                 return (try row.decode(Int64.self, at: 0), try row.decode(Int64.self, at: 1))
             }
-            let deleted = Int64(try c.query("delete from steward.job_runs where \(old)", [Double(retention)]).affectedRows)
+            let deleted = Int64(try c.query("delete from steward.job_runs where \(unescaped: old)", [Double(retention)]).affectedRows)
             return (deleted, try c.query("select count(*) from steward.job_runs").rows[0].decode(Int64.self, at: 0))
         }
         var summary = JobSummary()

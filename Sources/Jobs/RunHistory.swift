@@ -71,7 +71,7 @@ public struct RunHistory: Sendable {
     }
 
     /// Closes runs of `job` left `running` as failed, with the reason.
-    static let closeInterrupted = """
+    static let closeInterrupted: PostgresQuery = """
         update steward.job_runs set status = 'failed', finished_at = now(),
           error = 'interrupted: the instance running it (' || host || ', pid ' || pid || ') stopped or lost its database connection before it finished'
         where job = $1 and status = 'running'

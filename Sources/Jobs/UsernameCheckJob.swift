@@ -170,8 +170,8 @@ public struct UsernameCheckJob: Job {
                               where u.profile_id = f.profile_id and u.rule = f.rule and u.resolved_at is null)
             order by f.profile_id, f.rule
             """
-        result.newCount = try c.query("select count(*) from (\(fresh)) n").rows[0].decode(Int64.self, at: 0)
-        result.newLines = try c.query("select profile_id::text, username, rule, detail from (\(fresh)) n limit 20").rows.map { row in
+        result.newCount = try c.query("select count(*) from (\(unescaped: fresh)) n").rows[0].decode(Int64.self, at: 0)
+        result.newLines = try c.query("select profile_id::text, username, rule, detail from (\(unescaped: fresh)) n limit 20").rows.map { row in
             [("profile", try row.decode(String.self, at: 0)), ("username", try row.decode(String.self, at: 1)),
              ("rule", try row.decode(String.self, at: 2)), ("detail", try row.decode(String.self, at: 3))]
         }
@@ -180,7 +180,7 @@ public struct UsernameCheckJob: Job {
               and not exists (select 1 from steward_username_found f where f.profile_id = u.profile_id and f.rule = u.rule)
             """
         if dryRun {
-            result.resolved = try c.query("select count(*) \(gone)", [rules]).rows[0].decode(Int64.self, at: 0)
+            result.resolved = try c.query("select count(*) \(unescaped: gone)", [rules]).rows[0].decode(Int64.self, at: 0)
             return result
         }
         try c.transaction { c in
@@ -190,7 +190,7 @@ public struct UsernameCheckJob: Job {
                 on conflict (profile_id, rule) do update
                   set username = excluded.username, detail = excluded.detail, last_seen = now(), resolved_at = null
                 """)
-            result.resolved = Int64(try c.query("update steward.username_findings u set resolved_at = now() where (u.profile_id, u.rule) in (select u.profile_id, u.rule \(gone))",
+            result.resolved = Int64(try c.query("update steward.username_findings u set resolved_at = now() where (u.profile_id, u.rule) in (select u.profile_id, u.rule \(unescaped: gone))",
                                                 [rules]).affectedRows)
         }
         return result

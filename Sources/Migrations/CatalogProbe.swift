@@ -199,7 +199,7 @@ struct CatalogProbe {
             let json: QueryResult
             do {
                 try connection.query("set local transaction_read_only = on")
-                json = try connection.query("select row_to_json(v)::text as row from (values \(values)) as v(\(list))")
+                json = try connection.query("select row_to_json(v)::text as row from (values \(unescaped: values)) as v(\(unescaped: list))")
             } catch let error as PostgresError {
                 try requireProbeTransaction()
                 try connection.execute("rollback to savepoint steward_probe")
@@ -246,7 +246,7 @@ struct CatalogProbe {
 
     /// Runs one probe statement as its own extended-protocol message (never two), inside the probe's transaction.
     private func run(_ sql: String) throws {
-        _ = try savepoint { try connection.query(sql) }
+        _ = try savepoint { try connection.query(unsafeSQL: sql) }
     }
 
     private func savepoint<T>(_ body: () throws -> T) throws -> T {
@@ -352,7 +352,7 @@ struct CatalogProbe {
             return Outcome(differences: differences)
 
         case .index(let name, let table, let liveTableOID, let probeTableOID, let probeName):
-            let query = """
+            let query: PostgresQuery = """
                 select pg_get_indexdef(i.indexrelid), i.indisvalid from pg_index i join pg_class c on c.oid = i.indexrelid
                 where i.indrelid = $1 and c.relname = $2
                 """
