@@ -20,35 +20,37 @@ struct JobOverview {
 
     /// Nil when the database has no job history yet (no daemon or job has run).
     static func read(_ c: Connection, settings: DaemonSettings?) throws -> JobOverview? {
-        guard try c.query("select to_regclass('steward.job_runs') is not null").rows[0].decode(Bool.self, at: 0) else { return nil }
+        guard try c.query("select to_regclass('steward.job_runs') is not null").scalar(Bool.self) else { return nil }
         let leaderRow = try c.query("""
-            select host, pid, to_char(since at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+            select host, pid, since,
                    exists (select 1 from pg_locks where locktype = 'advisory' and granted
                            and database = (select oid from pg_database where datname = current_database())
-                           and ((classid::bigint << 32) | objid::bigint) = $1 and objsubid = 1)
+                           and ((classid::bigint << 32) | objid::bigint) = \(LeaderKey.value) and objsubid = 1)
             from steward.leader
-            """, [LeaderKey.value]).rows.first
-        let leader = try leaderRow.map { (try $0.decode(String.self, at: 0), try $0.decode(Int.self, at: 1), try $0.decode(String.self, at: 2),
-                                          try $0.decode(Bool.self, at: 3)) }
+            """).rows.first
+        let leader = try leaderRow.map { row in
+            let (host, pid, since, holding) = try row.decode((String, Int, Date, Bool).self)
+            return (host, pid, ISODate.string(since), holding)
+        }
         let rows = try c.query("""
             select j.job,
                    (select status from steward.job_runs r where r.job = j.job and r.status not in ('missed', 'skipped') order by started_at desc nulls last, id desc limit 1),
-                   (select to_char(max(started_at) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') from steward.job_runs r where r.job = j.job),
-                   (select to_char(max(finished_at) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') from steward.job_runs r where r.job = j.job and r.status = 'succeeded')
-            from (select distinct job from steward.job_runs union select unnest($1::text[])) j order by 1
-            """, [settings?.jobs.map(\.settings.name) ?? []]).rows
+                   (select max(started_at) from steward.job_runs r where r.job = j.job),
+                   (select max(finished_at) from steward.job_runs r where r.job = j.job and r.status = 'succeeded')
+            from (select distinct job from steward.job_runs union select unnest(\(settings?.jobs.map(\.settings.name) ?? [])::text[])) j order by 1
+            """).rows
         let now = Date()
         let jobs = try rows.map { row in
-            let name = try row.decode(String.self, at: 0)
+            let (name, lastStatus, lastStarted, lastSuccess) = try row.decode((String, String?, Date?, Date?).self)
             let configured = settings?.jobs.first { $0.settings.name == name }
             let next = configured.flatMap { $0.settings.enabled ? ISODate.string($0.settings.schedule.next(after: now)) : "disabled" }
-            return JobLine(name: name, lastStatus: try row.decode(String?.self, at: 1), lastStarted: try row.decode(String?.self, at: 2),
-                           lastSuccess: try row.decode(String?.self, at: 3), next: next)
+            return JobLine(name: name, lastStatus: lastStatus, lastStarted: lastStarted.map(ISODate.string),
+                           lastSuccess: lastSuccess.map(ISODate.string), next: next)
         }
-        let alerts = try c.query("select to_regclass('steward.alerts') is not null").rows[0].decode(Bool.self, at: 0) ? try c.query("""
-            select level, to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), message from steward.alerts
+        let alerts = try c.query("select to_regclass('steward.alerts') is not null").scalar(Bool.self) ? try c.query("""
+            select level, created_at, message from steward.alerts
             where created_at > now() - interval '30 days' and message not like '(covered%' order by id desc limit 10
-            """).rows.map { (try $0.decode(String.self, at: 0), try $0.decode(String.self, at: 1), try $0.decode(String.self, at: 2)) } : []
+            """).decode((String, Date, String).self).map { ($0.0, ISODate.string($0.1), $0.2) } : []
         return JobOverview(leader: leader, jobs: jobs, alerts: alerts)
     }
 
