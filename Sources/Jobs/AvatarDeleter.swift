@@ -69,7 +69,7 @@ struct AvatarDeleter: Sendable {
                 try c.transaction { c in
                     _ = try c.execute("set transaction isolation level repeatable read")
                     let since = try c.query("select (pg_snapshot_xmin(pg_current_snapshot())::text::numeric % 4294967296)::text")
-                        .rows[0].decode(String.self, at: 0)
+                        .scalar(String.self)
                     return (try referencedNow(c, bucket: bucket, names: names, writtenSince: scannedSince), since)
                 }
             }
@@ -83,7 +83,7 @@ struct AvatarDeleter: Sendable {
                     select $1, $2, n, s, nullif(o, ''), to_timestamp(nullif(t, 0))
                     from unnest($3::text[], $4::bigint[], $5::text[], $6::float8[]) as x(n, s, o, t)
                     on conflict do nothing
-                    """, [runID, bucket, pending.map(\.name), pending.map { String($0.size) },
+                    """, [runID, bucket, pending.map(\.name), pending.map(\.size),
                           pending.map { $0.owner ?? "" }, pending.map { String($0.createdAt ?? 0) }])
             }
             let fenced = try await db.run { [self] c in

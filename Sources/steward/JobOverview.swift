@@ -1,5 +1,6 @@
 import Daemon
 import Foundation
+import Jobs
 import Logging
 import Postgres
 
@@ -41,10 +42,10 @@ struct JobOverview {
             """).rows
         let now = Date()
         let jobs = try rows.map { row in
-            let (name, lastStatus, lastStarted, lastSuccess) = try row.decode((String, String?, Date?, Date?).self)
+            let (name, lastStatus, lastStarted, lastSuccess) = try row.decode((String, RunStatus?, Date?, Date?).self)
             let configured = settings?.jobs.first { $0.settings.name == name }
             let next = configured.flatMap { $0.settings.enabled ? ISODate.string($0.settings.schedule.next(after: now)) : "disabled" }
-            return JobLine(name: name, lastStatus: lastStatus, lastStarted: lastStarted.map(ISODate.string),
+            return JobLine(name: name, lastStatus: lastStatus?.rawValue, lastStarted: lastStarted.map(ISODate.string),
                            lastSuccess: lastSuccess.map(ISODate.string), next: next)
         }
         let alerts = try c.query("select to_regclass('steward.alerts') is not null").scalar(Bool.self) ? try c.query("""
