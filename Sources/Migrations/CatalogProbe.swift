@@ -192,14 +192,14 @@ struct CatalogProbe {
             return .trigger(name: name.object, table: table.text, liveTableOID: liveOID, probeTableOID: target.oid, probeName: probe)
 
         case .insertBucket(let columns, let values):
-            let list = columns.map(quoted).joined(separator: ", ")
+            let list = PostgresQuery.joined(try columns.map { "\(try SQLIdentifier($0))" }, separator: ", ")
             // The values are evaluated read-only and rolled back: a value that writes (setval, nextval, a function
             // that inserts) fails here instead of outliving the comparison.
             try connection.execute("savepoint steward_probe")
             let json: QueryResult
             do {
                 try connection.query("set local transaction_read_only = on")
-                json = try connection.query("select row_to_json(v)::text as row from (values \(unescaped: values)) as v(\(unescaped: list))")
+                json = try connection.query("select row_to_json(v)::text as row from (values \(unescaped: values)) as v(\(list))")
             } catch let error as PostgresError {
                 try requireProbeTransaction()
                 try connection.execute("rollback to savepoint steward_probe")
