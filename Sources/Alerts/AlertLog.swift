@@ -1,3 +1,5 @@
+import Foundation
+import Logging
 import Postgres
 
 /// `steward.alerts`: every alert raised, once per key, with what the webhook made of it.
@@ -34,10 +36,10 @@ public struct AlertLog: Sendable {
 
     /// Alerts of the last 30 days, newest first, at most 10 (covered thresholds left out); empty before the table exists.
     public static func recent(_ c: Connection) throws -> [Recent] {
-        guard try c.query("select to_regclass('steward.alerts') is not null").rows[0].decode(Bool.self, at: 0) else { return [] }
+        guard try c.query("select to_regclass('steward.alerts') is not null").scalar(Bool.self) else { return [] }
         return try c.query("""
-            select level, to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), message from steward.alerts
+            select level, created_at, message from steward.alerts
             where created_at > now() - interval '30 days' and message not like '(covered%' order by id desc limit 10
-            """).rows.map { Recent(level: try $0.decode(String.self, at: 0), at: try $0.decode(String.self, at: 1), message: try $0.decode(String.self, at: 2)) }
+            """).decode((String, Date, String).self).map { Recent(level: $0.0, at: ISODate.string($0.1), message: $0.2) }
     }
 }

@@ -59,12 +59,12 @@ public struct AppleSecretStatus: Sendable {
                                      source: "management-api", mismatches: [])
         }
         let known = try await database.run { c in
-            try c.query("select kid, extract(epoch from iat)::float8, extract(epoch from exp)::float8 from steward.apple_secrets where hmac = $1", [hash]).rows.first
-                .map { (try $0.decode(String.self, at: 0), try $0.decode(Double.self, at: 1), try $0.decode(Double.self, at: 2)) }
+            try c.query("select kid, iat, exp from steward.apple_secrets where hmac = \(hash)").rows.first
+                .map { try $0.decode((String, Date, Date).self) }
         }
         guard let known else { return AppleSecretStatus(state: .unknown(hash: hash), source: "management-api", mismatches: []) }
         // Steward never keeps the secret itself: rebuild what it knows of it from the record.
-        let placeholder = AppleClientSecret.known(keyID: known.0, issuedAt: Date(timeIntervalSince1970: known.1), expiresAt: Date(timeIntervalSince1970: known.2))
+        let placeholder = AppleClientSecret.known(keyID: known.0, issuedAt: known.1, expiresAt: known.2)
         return AppleSecretStatus(state: .known(placeholder, hash: hash), source: "management-api", mismatches: [])
     }
 

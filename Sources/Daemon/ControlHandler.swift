@@ -113,7 +113,7 @@ struct ControlHandler: Sendable {
             items.append(.object([("name", .string(name)), ("enabled", .bool(configured.settings.enabled)),
                                   ("paused", .bool(s.scheduler.isPaused(name))), ("running", .bool(s.running.contains(name))),
                                   ("schedule", .string(configured.settings.schedule.description)), ("next", .optional(next.map(ISODate.string))),
-                                  ("last_status", .optional(lastRun?.status)), ("last_started", .optional(lastRun?.startedAt.map(ISODate.string))),
+                                  ("last_status", .optional(lastRun?.status.rawValue)), ("last_started", .optional(lastRun?.startedAt.map(ISODate.string))),
                                   ("last_success", .optional(last[name]?.lastSuccess?.finishedAt.map(ISODate.string)))]))
         }
         return (text, .array(items))
@@ -130,7 +130,7 @@ struct ControlHandler: Sendable {
             var seconds = "-"
             if let start = row.startedAt, let end = row.finishedAt { seconds = String(format: "%.1f", end.timeIntervalSince(start)) }
             var line = String(row.id).padding(toLength: 7, withPad: " ", startingAt: 0)
-            line += row.status.padding(toLength: 11, withPad: " ", startingAt: 0)
+            line += row.status.rawValue.padding(toLength: 11, withPad: " ", startingAt: 0)
             line += row.trigger.padding(toLength: 10, withPad: " ", startingAt: 0)
             line += (row.scheduledFor.map(ISODate.string) ?? "-").padding(toLength: 22, withPad: " ", startingAt: 0)
             line += (row.startedAt.map(ISODate.string) ?? "-").padding(toLength: 22, withPad: " ", startingAt: 0)
@@ -138,7 +138,7 @@ struct ControlHandler: Sendable {
             text += line + (row.error ?? row.summary ?? "") + "\n"
         }
         let json = JSON.array(rows.map { row in
-            .object([("id", .number(Double(row.id))), ("status", .string(row.status)), ("trigger", .string(row.trigger)),
+            .object([("id", .number(Double(row.id))), ("status", .string(row.status.rawValue)), ("trigger", .string(row.trigger)),
                      ("attempt", .number(Double(row.attempt))), ("scheduled_for", .optional(row.scheduledFor.map(ISODate.string))),
                      ("started_at", .optional(row.startedAt.map(ISODate.string))), ("finished_at", .optional(row.finishedAt.map(ISODate.string))),
                      ("dry_run", .bool(row.dryRun)), ("summary", .optional(row.summary)), ("error", .optional(row.error)),

@@ -31,7 +31,7 @@ struct LeaderElection {
                 } else {
                     let (host, pid) = (host, Int(getpid()))
                     let won = try await session.run { c -> Bool in
-                        guard try c.query("select pg_try_advisory_lock($1)", [Self.key]).rows[0].decode(Bool.self, at: 0) else { return false }
+                        guard try c.query("select pg_try_advisory_lock($1)", [Self.key]).scalar(Bool.self) else { return false }
                         try c.query("""
                             insert into steward.leader (id, host, pid, since) values (1, $1, $2, now())
                             on conflict (id) do update set host = excluded.host, pid = excluded.pid, since = excluded.since

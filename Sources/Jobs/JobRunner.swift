@@ -52,7 +52,7 @@ public struct JobRunner: Sendable {
         let name = settings.name
         do {
             let locked = try await session.run { c in
-                try c.query("select pg_try_advisory_lock($1, hashtext($2))", [Self.lockNamespace, name]).rows[0].decode(Bool.self, at: 0)
+                try c.query("select pg_try_advisory_lock(\(Self.lockNamespace), hashtext(\(name)))").scalar(Bool.self)
             }
             guard locked else {
                 let reason = "another run of \(name) is in progress"

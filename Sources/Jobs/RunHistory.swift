@@ -11,7 +11,7 @@ public struct RunHistory: Sendable {
         public let scheduledFor: Date?
         public let startedAt: Date?
         public let finishedAt: Date?
-        public let status: String
+        public let status: RunStatus
         public let trigger: String
         public let attempt: Int
         public let dryRun: Bool
@@ -71,7 +71,7 @@ public struct RunHistory: Sendable {
     }
 
     /// Closes runs of `job` left `running` as failed, with the reason.
-    static let closeInterrupted = """
+    static let closeInterrupted: PostgresQuery = """
         update steward.job_runs set status = 'failed', finished_at = now(),
           error = 'interrupted: the instance running it (' || host || ', pid ' || pid || ') stopped or lost its database connection before it finished'
         where job = $1 and status = 'running'
@@ -86,7 +86,7 @@ public struct RunHistory: Sendable {
     /// The same for a job nobody runs now: takes the job's lock for the moment, or does nothing when it is held.
     public func sweepInterrupted(job: String) async throws -> Int {
         try await session.run { c -> Int in
-            guard try c.query("select pg_try_advisory_lock($1, hashtext($2))", [JobRunner.lockNamespace, job]).rows[0].decode(Bool.self, at: 0) else { return 0 }
+            guard try c.query("select pg_try_advisory_lock(\(JobRunner.lockNamespace), hashtext(\(job)))").scalar(Bool.self) else { return 0 }
             defer { _ = try? c.query("select pg_advisory_unlock($1, hashtext($2))", [JobRunner.lockNamespace, job]) }
             return try c.query(Self.closeInterrupted, [job]).affectedRows
         }
@@ -95,8 +95,7 @@ public struct RunHistory: Sendable {
     /// The latest slot recorded for `job` (run, skipped or missed).
     public func lastSlot(job: String) async throws -> Date? {
         try await session.run { c in
-            try c.query("select extract(epoch from max(scheduled_for))::float8 from steward.job_runs where job = $1", [job])
-                .rows[0].decode(Double?.self, at: 0).map { Date(timeIntervalSince1970: $0) }
+            try c.query("select max(scheduled_for) from steward.job_runs where job = \(job)").scalar(Date?.self)
         }
     }
 
@@ -104,8 +103,7 @@ public struct RunHistory: Sendable {
     public func recent(job: String?, limit: Int) async throws -> [Entry] {
         try await session.run { c in
             try c.query("""
-                select id, job, extract(epoch from scheduled_for)::float8, extract(epoch from started_at)::float8,
-                       extract(epoch from finished_at)::float8, status, trigger, attempt, dry_run, summary::text, error, host, pid
+                select id, job, scheduled_for, started_at, finished_at, status, trigger, attempt, dry_run, summary::text, error, host, pid
                 from steward.job_runs where $1::text is null or job = $1
                 order by coalesce(started_at, scheduled_for) desc, id desc limit $2
                 """, [job, limit]).rows.map(Self.entry)
@@ -116,13 +114,11 @@ public struct RunHistory: Sendable {
     public func lastRuns() async throws -> [String: (last: Entry?, lastSuccess: Entry?)] {
         let rows: [(String, Entry?, Entry?)] = try await session.run { c in
             let latest = try c.query("""
-                select distinct on (job) id, job, extract(epoch from scheduled_for)::float8, extract(epoch from started_at)::float8,
-                       extract(epoch from finished_at)::float8, status, trigger, attempt, dry_run, summary::text, error, host, pid
+                select distinct on (job) id, job, scheduled_for, started_at, finished_at, status, trigger, attempt, dry_run, summary::text, error, host, pid
                 from steward.job_runs where status not in ('missed', 'skipped') order by job, started_at desc nulls last, id desc
                 """).rows.map(Self.entry)
             let success = try c.query("""
-                select distinct on (job) id, job, extract(epoch from scheduled_for)::float8, extract(epoch from started_at)::float8,
-                       extract(epoch from finished_at)::float8, status, trigger, attempt, dry_run, summary::text, error, host, pid
+                select distinct on (job) id, job, scheduled_for, started_at, finished_at, status, trigger, attempt, dry_run, summary::text, error, host, pid
                 from steward.job_runs where status = 'succeeded' order by job, finished_at desc, id desc
                 """).rows.map(Self.entry)
             return Set(latest.map(\.job) + success.map(\.job)).map { job in
@@ -159,23 +155,22 @@ public struct RunHistory: Sendable {
 
     /// The latest runs of every job in the history and of each of `jobs`, by name; nil before the table exists.
     public static func latest(_ c: Connection, jobs: [String]) throws -> [Latest]? {
-        guard try c.query("select to_regclass('steward.job_runs') is not null").rows[0].decode(Bool.self, at: 0) else { return nil }
+        guard try c.query("select to_regclass('steward.job_runs') is not null").scalar(Bool.self) else { return nil }
         return try c.query("""
             select j.job,
                    (select status from steward.job_runs r where r.job = j.job and r.status not in ('missed', 'skipped') order by started_at desc nulls last, id desc limit 1),
-                   (select to_char(max(started_at) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') from steward.job_runs r where r.job = j.job),
-                   (select to_char(max(finished_at) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') from steward.job_runs r where r.job = j.job and r.status = 'succeeded')
-            from (select distinct job from steward.job_runs union select unnest($1::text[])) j order by 1
-            """, [jobs]).rows.map { row in
-            Latest(job: try row.decode(String.self, at: 0), lastStatus: try row.decode(String?.self, at: 1),
-                   lastStarted: try row.decode(String?.self, at: 2), lastSuccess: try row.decode(String?.self, at: 3))
+                   (select max(started_at) from steward.job_runs r where r.job = j.job),
+                   (select max(finished_at) from steward.job_runs r where r.job = j.job and r.status = 'succeeded')
+            from (select distinct job from steward.job_runs union select unnest(\(jobs)::text[])) j order by 1
+            """).decode((String, RunStatus?, Date?, Date?).self).map { job, status, started, success in
+            Latest(job: job, lastStatus: status?.rawValue, lastStarted: started.map(ISODate.string), lastSuccess: success.map(ISODate.string))
         }
     }
 
     static func entry(_ row: Row) throws -> Entry {
-        func date(_ i: Int) throws -> Date? { try row.decode(Double?.self, at: i).map { Date(timeIntervalSince1970: $0) } }
+        func date(_ i: Int) throws -> Date? { try row.decode(Date?.self, at: i) }
         return Entry(id: try row.decode(Int64.self, at: 0), job: try row.decode(String.self, at: 1), scheduledFor: try date(2),
-                     startedAt: try date(3), finishedAt: try date(4), status: try row.decode(String.self, at: 5),
+                     startedAt: try date(3), finishedAt: try date(4), status: try row.decode(RunStatus.self, at: 5),
                      trigger: try row.decode(String.self, at: 6), attempt: try row.decode(Int.self, at: 7),
                      dryRun: try row.decode(Bool.self, at: 8), summary: try row.decode(String?.self, at: 9),
                      error: try row.decode(String?.self, at: 10), host: try row.decode(String.self, at: 11), pid: try row.decode(Int.self, at: 12))

@@ -175,7 +175,7 @@ struct CatalogProbe {
             let qualified = name.schema.map { "\(quoted($0)).\(probe)" } ?? probe
             try run(statement.rewriting([(name.range, qualified)]))
             let row = try connection.query(
-                "select p.oid, oidvectortypes(p.proargtypes) from pg_proc p where p.proname = $1 order by oid desc limit 1", [probe]).rows[0]
+                "select p.oid, oidvectortypes(p.proargtypes) from pg_proc p where p.proname = $1 order by oid desc limit 1", [probe]).firstRow()
             state.renames.append((probe, name.object))
             return .function(signature: "\(name.text)(\(try row.decode(String.self, at: 1)))", probeOID: try row.decode(Int.self, at: 0), probeName: probe)
 
@@ -192,14 +192,14 @@ struct CatalogProbe {
             return .trigger(name: name.object, table: table.text, liveTableOID: liveOID, probeTableOID: target.oid, probeName: probe)
 
         case .insertBucket(let columns, let values):
-            let list = columns.map(quoted).joined(separator: ", ")
+            let list = PostgresQuery.joined(try columns.map { "\(try SQLIdentifier($0))" }, separator: ", ")
             // The values are evaluated read-only and rolled back: a value that writes (setval, nextval, a function
             // that inserts) fails here instead of outliving the comparison.
             try connection.execute("savepoint steward_probe")
             let json: QueryResult
             do {
                 try connection.query("set local transaction_read_only = on")
-                json = try connection.query("select row_to_json(v)::text as row from (values \(values)) as v(\(list))")
+                json = try connection.query("select row_to_json(v)::text as row from (values \(unescaped: values)) as v(\(list))")
             } catch let error as PostgresError {
                 try requireProbeTransaction()
                 try connection.execute("rollback to savepoint steward_probe")
@@ -207,7 +207,7 @@ struct CatalogProbe {
             }
             try requireProbeTransaction()
             try connection.execute("rollback to savepoint steward_probe")
-            return .bucket(expectedJSON: try json.rows[0].decode(String.self, at: 0))
+            return .bucket(expectedJSON: try json.scalar(String.self))
 
         case .doBlock:
             return nil
@@ -235,7 +235,7 @@ struct CatalogProbe {
         let name = state.next("c")
         let live = try connection.query("""
             select format('%I.%I', n.nspname, c.relname) from pg_class c join pg_namespace n on n.oid = c.relnamespace where c.oid = $1
-            """, [liveOID]).rows[0].decode(String.self, at: 0)
+            """, [liveOID]).scalar(String.self)
         try run("create temporary table \(name) (like \(live))")
         let copy = (name: "pg_temp.\(name)", oid: try oid(ofRelation: "pg_temp.\(name)")!)
         state.copies[liveOID] = copy
@@ -246,7 +246,7 @@ struct CatalogProbe {
 
     /// Runs one probe statement as its own extended-protocol message (never two), inside the probe's transaction.
     private func run(_ sql: String) throws {
-        _ = try savepoint { try connection.query(sql) }
+        _ = try savepoint { try connection.query(unsafeSQL: sql) }
     }
 
     private func savepoint<T>(_ body: () throws -> T) throws -> T {
@@ -273,7 +273,7 @@ struct CatalogProbe {
     }
 
     private func oid(ofRelation name: String) throws -> Int? {
-        try connection.query("select to_regclass($1)::oid::int8", [name]).rows[0].decode(Int?.self, at: 0)
+        try connection.query("select to_regclass($1)::oid::int8", [name]).scalar(Int?.self)
     }
 
     private func quoted(_ identifier: String) -> String {
@@ -305,7 +305,7 @@ struct CatalogProbe {
 
         case .rowLevelSecurity(let table, let liveOID):
             guard let liveOID else { return Outcome(missing: "table \(table)") }
-            let on = try connection.query("select relrowsecurity from pg_class where oid = $1", [liveOID]).rows[0].decode(Bool.self, at: 0)
+            let on = try connection.query("select relrowsecurity from pg_class where oid = $1", [liveOID]).scalar(Bool.self)
             return Outcome(differences: on ? [] : ["table \(table): row level security is OFF (every row is open to the API roles' grants)"])
 
         case .policy(let name, let table, let liveTableOID, let probeTableOID, let probeName):
@@ -325,7 +325,7 @@ struct CatalogProbe {
             return Outcome(differences: differences)
 
         case .function(let signature, let probeOID, _):
-            guard let liveOID = try connection.query("select to_regprocedure($1)::oid::int8", [signature]).rows[0].decode(Int?.self, at: 0) else {
+            guard let liveOID = try connection.query("select to_regprocedure($1)::oid::int8", [signature]).scalar(Int?.self) else {
                 return Outcome(missing: "function \(signature)")
             }
             let (l, e) = (try function(liveOID), try function(probeOID))
@@ -352,14 +352,14 @@ struct CatalogProbe {
             return Outcome(differences: differences)
 
         case .index(let name, let table, let liveTableOID, let probeTableOID, let probeName):
-            let query = """
+            let query: PostgresQuery = """
                 select pg_get_indexdef(i.indexrelid), i.indisvalid from pg_index i join pg_class c on c.oid = i.indexrelid
                 where i.indrelid = $1 and c.relname = $2
                 """
             guard let liveTableOID, let live = try connection.query(query, [liveTableOID, name]).rows.first else {
                 return Outcome(missing: "index \(name) on \(table)")
             }
-            let expected = try connection.query(query, [probeTableOID, probeName]).rows[0]
+            let expected = try connection.query(query, [probeTableOID, probeName]).firstRow()
             let liveDefinition = try live.decode(String.self, at: 0)
             let temporarySchema = try connection.query("select nspname::text from pg_namespace where oid = pg_my_temp_schema()").rows.first?
                 .decode(String.self, at: 0)
@@ -382,7 +382,7 @@ struct CatalogProbe {
                                  from e, l, jsonb_each_text(e.j || jsonb_build_object('public', coalesce(e.j -> 'public', 'false'))) k
                                  where (l.j ->> k.key) is distinct from k.value), '') as diff,
                        (select j ->> 'id' from e) as id
-                """, [expectedJSON]).rows[0]
+                """, [expectedJSON]).firstRow()
             let id = try rows.decode(String?.self, "id") ?? "?"
             if try rows.decode(Int.self, "found") == 0 { return Outcome(missing: "bucket \(id)") }
             let diff = try rows.decode(String.self, "diff")
@@ -451,7 +451,7 @@ struct CatalogProbe {
                    case when p.proisstrict then 'yes' else 'no' end,
                    btrim(regexp_replace(p.prosrc, '\\s+', ' ', 'g'))
             from pg_proc p join pg_language l on l.oid = p.prolang where p.oid = $1
-            """, [oid]).rows[0]
+            """, [oid]).firstRow()
         return try (0..<7).map { try row.decode(String.self, at: $0) }
     }
 

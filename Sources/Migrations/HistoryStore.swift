@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import Postgres
 import StewardSchema
@@ -28,15 +29,15 @@ public struct HistoryStore {
 
     /// True once the `steward` history table exists.
     public func exists() throws -> Bool {
-        try connection.query("select to_regclass('steward.schema_migrations') is not null").rows[0].decode(Bool.self, at: 0)
+        try connection.query("select to_regclass('steward.schema_migrations') is not null").scalar(Bool.self)
     }
 
     /// True when Steward's own schema exists at the version this Steward knows (nothing to create or upgrade).
     public func isCurrent() throws -> Bool {
-        guard try connection.query("select to_regclass('steward.bookkeeping_version') is not null").rows[0].decode(Bool.self, at: 0) else {
+        guard try connection.query("select to_regclass('steward.bookkeeping_version') is not null").scalar(Bool.self) else {
             return false
         }
-        return try connection.query("select coalesce(max(version), 0) from steward.bookkeeping_version").rows[0].decode(Int.self, at: 0)
+        return try connection.query("select coalesce(max(version), 0) from steward.bookkeeping_version").scalar(Int.self)
             == Self.bookkeeping.count
     }
 
@@ -51,8 +52,8 @@ public struct HistoryStore {
     /// Creates or upgrades the `steward` schema; call while holding the migration lock.
     public func prepare() throws {
         let current: Int
-        if try connection.query("select to_regclass('steward.bookkeeping_version') is not null").rows[0].decode(Bool.self, at: 0) {
-            current = try connection.query("select coalesce(max(version), 0) from steward.bookkeeping_version").rows[0].decode(Int.self, at: 0)
+        if try connection.query("select to_regclass('steward.bookkeeping_version') is not null").scalar(Bool.self) {
+            current = try connection.query("select coalesce(max(version), 0) from steward.bookkeeping_version").scalar(Int.self)
         } else {
             current = 0
         }
@@ -73,14 +74,14 @@ public struct HistoryStore {
         guard try exists() else { return [] }
         return try connection.query("""
             select version, name, checksum, normalized_checksum,
-                   to_char(applied_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') as applied_at,
+                   applied_at,
                    applied_by, duration_ms, steward_version, method
             from steward.schema_migrations
             """).rows.map { row in
             Entry(version: try row.decode(String.self, "version"), name: try row.decode(String.self, "name"),
                   checksum: try row.decode(String.self, "checksum"),
                   normalizedChecksum: try row.decode(String.self, "normalized_checksum"),
-                  appliedAt: try row.decode(String.self, "applied_at"), appliedBy: try row.decode(String.self, "applied_by"),
+                  appliedAt: ISODate.string(try row.decode(Date.self, "applied_at")), appliedBy: try row.decode(String.self, "applied_by"),
                   durationMilliseconds: try row.decode(Double.self, "duration_ms"),
                   stewardVersion: try row.decode(String.self, "steward_version"), method: try row.decode(String.self, "method"))
         }.sorted { MigrationSource.versionOrder($0.version, $1.version) }

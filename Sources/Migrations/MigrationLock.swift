@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import AdvisoryLocks
+import Foundation
 import Logging
 import Postgres
 
@@ -24,7 +25,7 @@ public struct MigrationLock {
         let start = Self.now()
         var lastReport = -Double.infinity
         while true {
-            if try connection.query("select pg_try_advisory_lock($1)", [Self.key]).rows[0].decode(Bool.self, at: 0) {
+            if try connection.query("select pg_try_advisory_lock(\(Self.key))").scalar(Bool.self) {
                 return
             }
             let waited = Self.now() - start
@@ -52,14 +53,14 @@ public struct MigrationLock {
         let rows = try connection.query("""
             select a.pid, coalesce(a.application_name, '') as app, coalesce(host(a.client_addr), 'local socket') as client,
                    coalesce(a.usename, '') as usr,
-                   to_char(a.backend_start at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') as since
+                   a.backend_start as since
             from pg_locks l join pg_stat_activity a on a.pid = l.pid
             where l.locktype = 'advisory' and l.granted and l.database = (select oid from pg_database where datname = current_database())
               and ((l.classid::bigint << 32) | l.objid::bigint) = $1
             """, [Self.key]).rows
         guard let row = rows.first else { return nil }
         return "pid \(try row.decode(Int.self, "pid")), application_name \(try row.decode(String.self, "app")), "
-            + "user \(try row.decode(String.self, "usr")), client \(try row.decode(String.self, "client")), connected since \(try row.decode(String.self, "since"))"
+            + "user \(try row.decode(String.self, "usr")), client \(try row.decode(String.self, "client")), connected since \(ISODate.string(try row.decode(Date.self, "since")))"
     }
 
     static func now() -> Double {

@@ -223,7 +223,7 @@ public struct Migrator {
     /// Runs one statement as its own extended-protocol message (the server refuses a message holding two), then
     /// checks that the session is where the file's mode says it must be and still reads text as Steward does.
     private func run(_ statement: SQLStatement, of file: MigrationFile, index: Int) throws {
-        try connection.query(statement.text)
+        try connection.query(unsafeSQL: statement.text)
         let expected: Connection.TransactionStatus = file.transactional ? .inTransaction : .idle
         let status = connection.transactionStatus
         var problem: String?

@@ -21,7 +21,7 @@ public struct SupabaseCLIHistory {
     ]
 
     /// The CLI's own insert (`INSERT_MIGRATION_VERSION`).
-    static let insertStatement = "INSERT INTO supabase_migrations.schema_migrations(version, name, statements) VALUES($1, $2, $3)"
+    static let insertStatement: PostgresQuery = "INSERT INTO supabase_migrations.schema_migrations(version, name, statements) VALUES($1, $2, $3)"
 
     /// Steward's bookkeeping step that lets its history say a file was taken over from the CLI's.
     let connection: Connection
@@ -30,14 +30,14 @@ public struct SupabaseCLIHistory {
 
     /// True when the CLI's table exists.
     public func exists() throws -> Bool {
-        try connection.query("select to_regclass('supabase_migrations.schema_migrations') is not null").rows[0].decode(Bool.self, at: 0)
+        try connection.query("select to_regclass('supabase_migrations.schema_migrations') is not null").scalar(Bool.self)
     }
 
     /// Creates the schema and table when missing, in one transaction with the CLI's 4 s lock timeout.
     public func create() throws {
         try connection.transaction { c in
             try c.query("SET LOCAL lock_timeout = '4s'")
-            for statement in Self.createStatements { try c.query(statement) }
+            for statement in Self.createStatements { try c.query(unsafeSQL: statement) }
         }
     }
 
@@ -48,8 +48,8 @@ public struct SupabaseCLIHistory {
         let columns = Set(try connection.query("""
             select attname from pg_attribute where attrelid = 'supabase_migrations.schema_migrations'::regclass and attnum > 0 and not attisdropped
             """).rows.map { try $0.decode(String.self, at: 0) })
-        let name = columns.contains("name") ? "coalesce(name, '')" : "''::text"
-        let statements = columns.contains("statements") ? "statements" : "null::text[]"
+        let name: PostgresQuery = columns.contains("name") ? "coalesce(name, '')" : "''::text"
+        let statements: PostgresQuery = columns.contains("statements") ? "statements" : "null::text[]"
         return try connection.query("select version, \(name) as name, \(statements) as statements from supabase_migrations.schema_migrations order by version")
             .rows.map { row in
                 Row(version: try row.decode(String.self, "version"), name: try row.decode(String.self, "name"),
@@ -61,7 +61,7 @@ public struct SupabaseCLIHistory {
     public func holds(version: String) throws -> Bool {
         guard try exists() else { return false }
         return try connection.query("select exists (select from supabase_migrations.schema_migrations where version = $1)", [version])
-            .rows[0].decode(Bool.self, at: 0)
+            .scalar(Bool.self)
     }
 
     /// Writes `file`'s row as `db push` would (inside the caller's transaction).

@@ -44,18 +44,18 @@ public struct Verifier {
 
     /// Whether the opt-in hardening (sql/optional/storage-hardening, sql/optional/username-enforcement) is present.
     func enforcement() throws -> [String] {
-        guard try connection.query("select to_regclass('public.profiles') is not null").rows[0].decode(Bool.self, at: 0) else { return [] }
+        guard try connection.query("select to_regclass('public.profiles') is not null").scalar(Bool.self) else { return [] }
         let row = try connection.query("""
             select exists (select 1 from pg_index i where i.indrelid = 'public.profiles'::regclass and i.indisunique and i.indisvalid
                            and pg_get_indexdef(i.indexrelid) ~* 'lower\\(normalize\\(username'),
                    exists (select 1 from pg_trigger t where t.tgrelid = 'public.profiles'::regclass and t.tgname = 'enforce_username_format'
                            and t.tgenabled <> 'D')
-            """).rows[0]
+            """).firstRow()
         let storage = try connection.query("""
             select exists (select 1 from pg_policy where polrelid = to_regclass('storage.objects') and polcmd = 'd'),
                    not exists (select 1 from pg_policy where polrelid = to_regclass('storage.objects') and polcmd in ('a', '*')
                                and (0 = any (polroles) or to_regrole('anon') = any (polroles)))
-            """).rows[0]
+            """).firstRow()
         return [
             try storage.decode(Bool.self, at: 0)
                 ? "users can delete their own avatars: yes (a DELETE policy on storage.objects)"
@@ -83,7 +83,7 @@ public struct Verifier {
                   and pg_get_indexdef(i.indexrelid) ~* 'lower\\(|casefold|normalize') as case_sensitive,
               exists (select 1 from pg_constraint c where c.conrelid = to_regclass('public.profiles') and c.contype = 'f'
                       and c.confrelid = to_regclass('auth.users') and c.confdeltype not in ('c', 'n')) as no_cascade
-            """).rows[0]
+            """).firstRow()
         var advisories: [String] = []
         if try row.decode(Bool.self, "anon_upload") {
             advisories.append("storage.objects: an INSERT policy applies to every role, so anonymous (anon) clients may upload to the bucket")

@@ -26,8 +26,8 @@ struct AvatarDeleter: Sendable {
     static func tables(_ c: Connection, among references: [(schema: String, table: String, column: String)]) throws -> Set<String> {
         var tables: Set<String> = []
         for reference in references {
-            let name = "\(try c.quoteIdentifier(reference.schema)).\(try c.quoteIdentifier(reference.table))"
-            if try c.query("select relkind in ('r', 'p') from pg_class where oid = $1::regclass", [name]).rows.first?.decode(Bool.self, at: 0) == true {
+            let name = try SQLIdentifier(reference.schema, reference.table)
+            if try c.query("select relkind in ('r', 'p') from pg_class where oid = \(name.quoted)::regclass").rows.first?.decode(Bool.self, at: 0) == true {
                 tables.insert("\(reference.schema).\(reference.table)")
             }
         }
@@ -69,7 +69,7 @@ struct AvatarDeleter: Sendable {
                 try c.transaction { c in
                     _ = try c.execute("set transaction isolation level repeatable read")
                     let since = try c.query("select (pg_snapshot_xmin(pg_current_snapshot())::text::numeric % 4294967296)::text")
-                        .rows[0].decode(String.self, at: 0)
+                        .scalar(String.self)
                     return (try referencedNow(c, bucket: bucket, names: names, writtenSince: scannedSince), since)
                 }
             }
@@ -83,7 +83,7 @@ struct AvatarDeleter: Sendable {
                     select $1, $2, n, s, nullif(o, ''), to_timestamp(nullif(t, 0))
                     from unnest($3::text[], $4::bigint[], $5::text[], $6::float8[]) as x(n, s, o, t)
                     on conflict do nothing
-                    """, [runID, bucket, pending.map(\.name), pending.map { String($0.size) },
+                    """, [runID, bucket, pending.map(\.name), pending.map(\.size),
                           pending.map { $0.owner ?? "" }, pending.map { String($0.createdAt ?? 0) }])
             }
             let fenced = try await db.run { [self] c in
@@ -179,9 +179,9 @@ struct AvatarDeleter: Sendable {
                 var outcome = FencedOutcome()
                 if fence {
                     _ = try c.query("select set_config('lock_timeout', $1, true)", ["\(fenceWaitMilliseconds)ms"])
-                    for reference in Set(references.map { "\($0.schema).\($0.table)" }).sorted() {
-                        let parts = reference.split(separator: ".").map(String.init)
-                        _ = try c.execute("lock table \(try c.quoteIdentifier(parts[0])).\(try c.quoteIdentifier(parts[1])) in share mode")
+                    let tables = try Set(references.map { try SQLIdentifier($0.schema, $0.table) }).sorted { $0.quoted < $1.quoted }
+                    for table in tables {
+                        _ = try c.query("lock table \(table) in share mode")
                     }
                     lockedAt = ContinuousClock.now
                 }
@@ -232,11 +232,11 @@ struct AvatarDeleter: Sendable {
         _ = try c.query("set local row_security = off")
         var found: Set<NameKey> = []
         for reference in references {
-            let column = try c.quoteIdentifier(reference.column)
-            let table = "\(try c.quoteIdentifier(reference.schema)).\(try c.quoteIdentifier(reference.table))"
-            var recent = ""
+            let column = try SQLIdentifier(reference.column)
+            let table = try SQLIdentifier(reference.schema, reference.table)
+            var recent: PostgresQuery = ""
             if let writtenSince, tables.contains("\(reference.schema).\(reference.table)") {
-                recent = " and age(t.xmin) <= age('\(UInt32(writtenSince) ?? 0)'::xid)"
+                recent = " and age(t.xmin) <= age(\(String(UInt32(writtenSince) ?? 0))::xid)"
             }
             let rows = try c.query("""
                 with f as materialized (select r.name, r.loose from \(table) t

@@ -301,9 +301,9 @@ public struct OrphanAvatarsJob: Job {
         let buckets = buckets
         let selects = try await db.run { [references] c in
             try references.map { reference in
-                let column = try c.quoteIdentifier(reference.column)
-                let table = "\(try c.quoteIdentifier(reference.schema)).\(try c.quoteIdentifier(reference.table))"
-                return "select t.\(column)::text as v from \(table) t where t.\(column) is not null"
+                let column = try SQLIdentifier(reference.column)
+                let table = try SQLIdentifier(reference.schema, reference.table)
+                return "select t.\(column)::text as v from \(table) t where t.\(column) is not null" as PostgresQuery
             }
         }
         return try await db.run { c in
@@ -314,7 +314,9 @@ public struct OrphanAvatarsJob: Job {
                     -- A reference hidden from this role by row level security would leave its object a candidate:
                     -- with row_security off, such a read fails instead.
                     set local row_security = off;
-                    \(ObjectReference.functionsSQL(schema: "pg_temp"))
+                    """)
+                _ = try c.execute(ObjectReference.functionsSQL(schema: "pg_temp"))
+                _ = try c.execute("""
                     create temporary table if not exists steward_orphan_refs (ref bigint not null, bucket text not null, name text collate "C" not null);
                     create temporary table if not exists steward_orphan_loose (ref bigint not null, bucket text not null, tail text collate "C" not null);
                     drop index if exists steward_orphan_refs_key;
@@ -322,7 +324,7 @@ public struct OrphanAvatarsJob: Job {
                     truncate steward_orphan_refs, steward_orphan_loose;
                     """)
                 var scan = ReferenceScan()
-                scan.since = try c.query("select (pg_snapshot_xmin(pg_current_snapshot())::text::numeric % 4294967296)::text").rows[0].decode(String.self, at: 0)
+                scan.since = try c.query("select (pg_snapshot_xmin(pg_current_snapshot())::text::numeric % 4294967296)::text").scalar(String.self)
                 var first: Int64 = 0
                 for select in selects {
                     let row = try c.query("""
@@ -337,7 +339,7 @@ public struct OrphanAvatarsJob: Job {
                         select (select count(*) from v),
                                (select count(distinct ref) from f where loose),
                                coalesce((select array_agg(e) from (select distinct left(v, 80) as e from f where loose order by 1 limit 3) x), '{}')
-                        """, [buckets, first, ObjectReference.plainName, ObjectReference.longestDeletableName]).rows[0]
+                        """, [buckets, first, ObjectReference.plainName, ObjectReference.longestDeletableName]).firstRow()
                     let count = try row.decode(Int64.self, at: 0)
                     scan.references += count
                     first += count
@@ -369,8 +371,8 @@ public struct OrphanAvatarsJob: Job {
     /// characters, that no reference may name: no exact name read by the scan, and (when some values were not
     /// understood for certain) no such value ending with the object's name or last segment, found by one probe of the
     /// reversed texts' index (texts kept to their last `longestDeletableName` characters, all a probe compares).
-    private func candidatePredicate(loose: Bool) -> String {
-        var predicate = """
+    private func candidatePredicate(loose: Bool) -> PostgresQuery {
+        var predicate: PostgresQuery = """
             o.bucket_id = $1
               and coalesce(o.updated_at, o.created_at, now()) < now() - make_interval(secs => $2::float8)
               and not (o.name like any ($3::text[]))
@@ -378,14 +380,14 @@ public struct OrphanAvatarsJob: Job {
               and not exists (select 1 from steward_orphan_refs r where r.bucket = o.bucket_id and r.name = o.name collate "C")
             """
         if loose {
-            for part in ["o.name", "split_part(o.name, '/', -1)"] {
-                predicate += """
+            for part: PostgresQuery in ["o.name", "split_part(o.name, '/', -1)"] {
+                predicate.append("""
 
                       and not exists (select 1 from (select l.tail from steward_orphan_loose l
                                                      where l.bucket = o.bucket_id and l.tail >= reverse(\(part)) collate "C"
                                                      order by l.tail limit 1) x
                                       where left(x.tail, length(\(part))) = reverse(\(part)) collate "C")
-                    """
+                    """)
             }
         }
         return predicate
@@ -396,9 +398,9 @@ public struct OrphanAvatarsJob: Job {
     }
 
     private func count(_ c: Connection, bucket: String, loose: Bool) throws -> (Int64, Int64, Int64) {
-        let objects = try c.query("select count(*) from storage.objects where bucket_id = $1", [bucket]).rows[0].decode(Int64.self, at: 0)
+        let objects = try c.query("select count(*) from storage.objects where bucket_id = $1", [bucket]).scalar(Int64.self)
         let row = try c.query("select count(*), coalesce(sum((o.metadata ->> 'size')::bigint), 0) from storage.objects o where \(candidatePredicate(loose: loose))",
-                              [bucket, graceSeconds, keepPatterns]).rows[0]
+                              [bucket, graceSeconds, keepPatterns]).firstRow()
         return (objects, try row.decode(Int64.self, at: 0), try row.decode(Int64.self, at: 1))
     }
 
@@ -409,7 +411,7 @@ public struct OrphanAvatarsJob: Job {
     static func window(_ c: Connection, bucket: String, after: String, size: Int) throws -> String? {
         try c.query("""
             select max(name) from (select o.name from storage.objects o where o.bucket_id = $1 and o.name > $2 order by o.name limit $3) w
-            """, [bucket, after, size]).rows[0].decode(String?.self, at: 0)
+            """, [bucket, after, size]).scalar(String?.self)
     }
 
     /// The candidates with names in `(after, upTo]`.
@@ -434,9 +436,9 @@ public struct OrphanAvatarsJob: Job {
                   where not exists (select 1 from steward_orphan_loose l where l.ref = r.ref)
                   group by r.ref
                   having count(o.id) = 0) d
-            """).rows[0]
+            """).firstRow()
         let anonymous = try c.query("select count(*) from storage.objects where bucket_id = any($1::text[]) and owner is null and owner_id is null",
-                                    [buckets]).rows[0].decode(Int64.self, at: 0)
+                                    [buckets]).scalar(Int64.self)
         return ((try row.decode(Int64.self, at: 0), try row.decode(String.self, at: 1)), anonymous)
     }
 

@@ -81,12 +81,37 @@ public final class Connection {
         PQparameterStatus(handle, name).map { String(cString: $0) }
     }
 
-    /// Runs one statement with `$1…$n` parameters sent separately from the SQL text (never spliced in).
+    /// Runs one statement; values interpolated into `query` and `parameters` (`$1…$n`, numbered before the
+    /// interpolated ones) are sent separately from the SQL text, never spliced in.
     @discardableResult
-    public func query(_ sql: String, _ parameters: [(any PostgresBindable)?] = []) throws -> QueryResult {
-        let texts = parameters.map { $0?.postgresText }
-        let result: OpaquePointer? = withOptionalCStringArray(texts) { values in
-            PQexecParams(handle, sql, Int32(texts.count), nil, values, nil, nil, 0)
+    public func query(_ query: PostgresQuery, _ parameters: [(any PostgresBindable)?] = []) throws -> QueryResult {
+        let sql = query.sql(parameterOffset: parameters.count)
+        return try send(sql, parameters + query.bindings)
+    }
+
+    /// Runs one statement whose text did not come from code (a migration file's statement), with `$1…$n` parameters.
+    @discardableResult
+    public func query(unsafeSQL sql: String, _ parameters: [(any PostgresBindable)?] = []) throws -> QueryResult {
+        try send(sql, parameters)
+    }
+
+    private func send(_ sql: String, _ bindings: [(any PostgresBindable)?]) throws -> QueryResult {
+        var parameters: [PostgresParameter?] = []
+        parameters.reserveCapacity(bindings.count)
+        for (index, binding) in bindings.enumerated() {
+            do {
+                parameters.append(try binding?.postgresParameter())
+            } catch var error as PostgresError {
+                error.message = "parameter $\(index + 1): " + error.message
+                error.statement = sql
+                throw error
+            }
+        }
+        guard let count = Int32(exactly: parameters.count), count <= 65_535 else {
+            throw PostgresError(kind: .invalidArgument, message: "\(parameters.count) parameters are more than PostgreSQL accepts", statement: sql)
+        }
+        let result = try withParameterArrays(parameters) { types, values, lengths, formats in
+            PQexecParams(handle, sql, count, types, values, lengths, formats, 0)
         }
         return try check(result, statement: sql)
     }
@@ -131,8 +156,8 @@ public final class Connection {
         let token = String(UInt64.random(in: 1...UInt64.max))
         let first = try query("select set_config('steward.session_probe', $1, false), pg_backend_pid()", [token])
         let second = try query("select current_setting('steward.session_probe', true), pg_backend_pid()")
-        let kept = try second.rows.first?.decode(String?.self, at: 0) == token
-        let samePID = try first.rows.first?.decode(Int.self, at: 1) == second.rows.first?.decode(Int.self, at: 1)
+        let kept = try second.firstRow().decode(String?.self, at: 0) == token
+        let samePID = try first.firstRow().decode(Int.self, at: 1) == second.firstRow().decode(Int.self, at: 1)
         if !kept || !samePID { throw PostgresError.transactionPooler(target) }
     }
 
@@ -143,7 +168,7 @@ public final class Connection {
             let lost = PQstatus(handle) != CONNECTION_OK
             throw PostgresError(kind: lost ? .connectionLost : .server, message: lastErrorMessage, statement: statement)
         }
-        let owned = QueryResult(result)
+        let owned = QueryResult(result, statement: statement)
         switch PQresultStatus(result) {
         case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY, PGRES_SINGLE_TUPLE:
             return owned
@@ -191,4 +216,43 @@ func withOptionalCStringArray<R>(_ strings: [String?], _ body: (UnsafePointer<Un
     defer { copies.forEach { free($0) } }
     let pointers = copies.map { UnsafePointer($0) } + [nil]
     return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
+}
+
+/// Lends `parameters` to `PQexecParams` as its four arrays; text parameters are NUL-terminated, NULLs stay NULL.
+func withParameterArrays<R>(
+    _ parameters: [PostgresParameter?],
+    _ body: (UnsafePointer<Oid>?, UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?) throws -> R
+) throws -> R {
+    if parameters.isEmpty { return try body(nil, nil, nil, nil) }
+    let types = parameters.map { Oid($0?.typeOID ?? 0) }
+    let formats = parameters.map { $0?.format.rawValue ?? 0 }
+    var lengths: [Int32] = []
+    lengths.reserveCapacity(parameters.count)
+    var copies: [UnsafeMutablePointer<CChar>?] = []
+    copies.reserveCapacity(parameters.count)
+    defer { copies.forEach { $0?.deallocate() } }
+    for parameter in parameters {
+        guard let parameter else { copies.append(nil); lengths.append(0); continue }
+        guard let length = Int32(exactly: parameter.bytes.count) else {
+            throw PostgresError(kind: .invalidArgument, message: "a parameter of \(parameter.bytes.count) bytes is longer than PostgreSQL accepts")
+        }
+        let copy = UnsafeMutablePointer<CChar>.allocate(capacity: parameter.bytes.count + 1)
+        parameter.bytes.withUnsafeBufferPointer { source in
+            guard let base = source.baseAddress else { return }
+            base.withMemoryRebound(to: CChar.self, capacity: source.count) { copy.update(from: $0, count: source.count) }
+        }
+        copy[parameter.bytes.count] = 0
+        copies.append(copy)
+        lengths.append(length)
+    }
+    let values = copies.map { UnsafePointer($0) }
+    return try types.withUnsafeBufferPointer { t in
+        try values.withUnsafeBufferPointer { v in
+            try lengths.withUnsafeBufferPointer { l in
+                try formats.withUnsafeBufferPointer { f in
+                    try body(t.baseAddress, v.baseAddress, l.baseAddress, f.baseAddress)
+                }
+            }
+        }
+    }
 }

@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// A Swift type that can be read from a cell in Postgres' text format.
 public protocol PostgresDecodable {
     /// Decodes `text` (nil for NULL) from `column`; throws `decoding` naming the column.
@@ -16,6 +22,17 @@ extension PostgresTextDecodable {
         }
         guard let value = Self(postgresText: text) else {
             throw PostgresError(kind: .decoding, message: "column \"\(column)\": cannot read \"\(text.prefix(40))\" as \(Self.self)")
+        }
+        return value
+    }
+}
+
+extension PostgresDecodable where Self: RawRepresentable, RawValue: PostgresDecodable {
+    /// A raw-representable enum is read from its raw value; a value with no case is a decoding error naming it.
+    public static func decode(_ text: String?, column: String) throws -> Self {
+        let raw = try RawValue.decode(text, column: column)
+        guard let value = Self(rawValue: raw) else {
+            throw PostgresError(kind: .decoding, message: "column \"\(column)\": \"\(String(describing: raw).prefix(40))\" is not a known \(Self.self)")
         }
         return value
     }
@@ -51,6 +68,19 @@ extension Bool: PostgresTextDecodable {
         case "f", "false": self = false
         default: return nil
         }
+    }
+}
+
+extension UUID: PostgresTextDecodable {
+    /// Reads the server's `uuid` text (`a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11`).
+    public init?(postgresText: String) { self.init(uuidString: postgresText) }
+}
+
+extension Date: PostgresTextDecodable {
+    /// Reads `timestamptz` text as the server prints it with `DateStyle` ISO, in any session `TimeZone`.
+    public init?(postgresText: String) {
+        guard let date = PostgresTimestamp.parse(postgresText) else { return nil }
+        self = date
     }
 }
 

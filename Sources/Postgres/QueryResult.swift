@@ -4,8 +4,13 @@ import Logging
 /// The rows (or command status) of one statement; owns the `PGresult` and clears it in `deinit`.
 public final class QueryResult {
     private let handle: OpaquePointer
+    /// The statement as sent, named in decoding errors.
+    let statement: String
 
-    init(_ handle: OpaquePointer) { self.handle = handle }
+    init(_ handle: OpaquePointer, statement: String = "") {
+        self.handle = handle
+        self.statement = statement
+    }
     deinit { PQclear(handle) }
 
     /// Column names, in order.
@@ -22,12 +27,37 @@ public final class QueryResult {
     /// Every row, as text cells (NULL kept distinct from the empty string).
     public var rows: [Row] {
         let names = columns
-        let width = Int(PQnfields(handle))
-        return (0..<count).map { r in
-            Row(columns: names, cells: (0..<width).map { c in
-                PQgetisnull(handle, Int32(r), Int32(c)) == 1 ? nil : String(cString: PQgetvalue(handle, Int32(r), Int32(c)))
-            })
+        return (0..<count).map { row(at: $0, columns: names) }
+    }
+
+    /// The first row; throws `decoding` naming the statement when there is none.
+    public func firstRow() throws -> Row {
+        guard count > 0 else {
+            throw PostgresError(kind: .decoding, message: "no row returned by \(Row.excerpt(statement))", statement: statement)
         }
+        return row(at: 0, columns: columns)
+    }
+
+    /// The first column of the first row (`select count(*) …`); throws `decoding` when there is no row or it does not decode.
+    public func scalar<T: PostgresDecodable>(_ type: T.Type) throws -> T {
+        try firstRow().decode(type, at: 0)
+    }
+
+    /// The first row as a tuple, one type a column; throws `decoding` when there is no row or it does not decode.
+    public func first<each T: PostgresDecodable>(_ types: (repeat each T).Type) throws -> (repeat each T) {
+        try firstRow().decode((repeat each T).self)
+    }
+
+    /// Every row as a tuple, one type a column.
+    public func decode<each T: PostgresDecodable>(_ types: (repeat each T).Type) throws -> [(repeat each T)] {
+        try rows.map { try $0.decode((repeat each T).self) }
+    }
+
+    private func row(at r: Int, columns names: [String]) -> Row {
+        let width = Int(PQnfields(handle))
+        return Row(columns: names, cells: (0..<width).map { c in
+            PQgetisnull(handle, Int32(r), Int32(c)) == 1 ? nil : String(cString: PQgetvalue(handle, Int32(r), Int32(c)))
+        }, statement: statement, index: r)
     }
 
     func error(statement: String) -> PostgresError {

@@ -30,15 +30,14 @@ public struct PruneHistoryJob: Job {
         let retention = retentionSeconds
         let dryRun = context.dryRun
         let (matched, kept): (Int64, Int64) = try await context.database.run { c in
-            let cutoff = "now() - make_interval(secs => $1::float8)"
-            let old = "status <> 'running' and coalesce(finished_at, started_at, scheduled_for) < \(cutoff)"
+            let cutoff: PostgresQuery = "now() - make_interval(secs => \(Double(retention))::float8)"
+            let old: PostgresQuery = "status <> 'running' and coalesce(finished_at, started_at, scheduled_for) < \(cutoff)"
             if dryRun {
-                let row = try c.query("select count(*) filter (where \(old)), count(*) filter (where not (\(old))) from steward.job_runs",
-                                      [Double(retention)]).rows[0]
-                return (try row.decode(Int64.self, at: 0), try row.decode(Int64.self, at: 1))
+                return try c.query("select count(*) filter (where \(old)), count(*) filter (where not (\(old))) from steward.job_runs")
+                    .first((Int64, Int64).self)
             }
-            let deleted = Int64(try c.query("delete from steward.job_runs where \(old)", [Double(retention)]).affectedRows)
-            return (deleted, try c.query("select count(*) from steward.job_runs").rows[0].decode(Int64.self, at: 0))
+            let deleted = Int64(try c.query("delete from steward.job_runs where \(old)").affectedRows)
+            return (deleted, try c.query("select count(*) from steward.job_runs").scalar(Int64.self))
         }
         var summary = JobSummary()
         summary.set(dryRun ? "would_delete" : "deleted", matched)

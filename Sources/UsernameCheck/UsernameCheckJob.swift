@@ -96,20 +96,20 @@ public struct UsernameCheckJob: Job {
             }
         }
         let checker = try UsernameChecker(policy: policy)
-        var after: String?
+        var after: UUID?
         var scanned = 0, withoutUsername = 0
         let pageSize = pageSize
         while true {
             // Keyset pagination: each page starts after the last id seen, straight off the primary key index.
             // Order by the uuid column itself (p.id), not by the text the select list makes of it: that would sort
             // every remaining row for each page, quadratic at scale. No "$1 is null or …" either, for the same reason.
-            let page: [(String, String?)] = try await db.run { [after] c in
-                let result = try after.map { try c.query("select p.id::text, p.username from public.profiles p where p.id > $1::uuid order by p.id limit $2", [$0, pageSize]) }
-                    ?? c.query("select p.id::text, p.username from public.profiles p order by p.id limit $1", [pageSize])
-                return try result.rows.map { (try $0.decode(String.self, at: 0), try $0.decode(String?.self, at: 1)) }
+            let page: [(UUID, String?)] = try await db.run { [after] c in
+                let result = try after.map { try c.query("select p.id, p.username from public.profiles p where p.id > \($0)::uuid order by p.id limit \(pageSize)") }
+                    ?? c.query("select p.id, p.username from public.profiles p order by p.id limit \(pageSize)")
+                return try result.decode((UUID, String?).self)
             }
-            var keyIDs: [String] = [], keyNames: [String] = [], folded: [String] = [], skeletons: [String] = []
-            var foundIDs: [String] = [], foundNames: [String] = [], foundRules: [String] = [], details: [String] = []
+            var keyIDs: [UUID] = [], keyNames: [String] = [], folded: [String] = [], skeletons: [String] = []
+            var foundIDs: [UUID] = [], foundNames: [String] = [], foundRules: [String] = [], details: [String] = []
             for (id, username) in page {
                 guard let username else { withoutUsername += 1; continue }
                 let (findings, keys) = checker.check(username)
@@ -119,10 +119,8 @@ public struct UsernameCheckJob: Job {
                 }
             }
             try await db.run { [keyIDs, keyNames, folded, skeletons, foundIDs, foundNames, foundRules, details] c in
-                try c.query("insert into steward_username_keys select * from unnest($1::uuid[], $2::text[], $3::text[], $4::text[])",
-                            [keyIDs, keyNames, folded, skeletons])
-                try c.query("insert into steward_username_found select * from unnest($1::uuid[], $2::text[], $3::text[], $4::text[])",
-                            [foundIDs, foundNames, foundRules, details])
+                try c.query("insert into steward_username_keys select * from unnest(\(keyIDs), \(keyNames), \(folded), \(skeletons))")
+                try c.query("insert into steward_username_found select * from unnest(\(foundIDs), \(foundNames), \(foundRules), \(details))")
             }
             scanned += page.count
             after = page.last?.0
@@ -165,12 +163,14 @@ public struct UsernameCheckJob: Job {
             analyze steward_username_keys;
             """)
         // Collisions by grouping the keys (never pairwise): same normal form, or same skeleton but another normal form.
-        for (rule, key, wording, differs) in [("case_duplicate", "folded", "same after case folding and NFKC as ", "true"),
-                                              ("confusable", "skeleton", "looks like ", "o.folded <> k.folded")] where rules.contains(rule) {
-            let groups = rule == "confusable" ? "having count(distinct folded) > 1" : "having count(*) > 1"
-            try c.execute("""
+        let collisions: [(String, SQLIdentifier, String, PostgresQuery, PostgresQuery)] = [
+            ("case_duplicate", try SQLIdentifier("folded"), "same after case folding and NFKC as ", "true", "having count(*) > 1"),
+            ("confusable", try SQLIdentifier("skeleton"), "looks like ", "o.folded <> k.folded", "having count(distinct folded) > 1"),
+        ]
+        for (rule, key, wording, differs, groups) in collisions where rules.contains(rule) {
+            try c.query("""
                 insert into steward_username_found
-                select k.profile_id, k.username, '\(rule)', '\(wording)' ||
+                select k.profile_id, k.username, \(rule), \(wording) ||
                        (select string_agg(format('%s (%s)', o.username, o.profile_id), ', ')
                         from (select * from steward_username_keys o where o.\(key) = k.\(key) and o.profile_id <> k.profile_id
                               and \(differs) order by o.profile_id limit 5) o)
@@ -182,23 +182,21 @@ public struct UsernameCheckJob: Job {
         for row in try c.query("select rule, count(*) from (select distinct profile_id, rule from steward_username_found) f group by rule").rows {
             result.byRule[try row.decode(String.self, at: 0)] = try row.decode(Int64.self, at: 1)
         }
-        let fresh = """
+        let fresh: PostgresQuery = """
             select distinct on (f.profile_id, f.rule) f.* from steward_username_found f
             where not exists (select 1 from steward.username_findings u
                               where u.profile_id = f.profile_id and u.rule = f.rule and u.resolved_at is null)
             order by f.profile_id, f.rule
             """
-        result.newCount = try c.query("select count(*) from (\(fresh)) n").rows[0].decode(Int64.self, at: 0)
-        result.newLines = try c.query("select profile_id::text, username, rule, detail from (\(fresh)) n limit 20").rows.map { row in
-            [("profile", try row.decode(String.self, at: 0)), ("username", try row.decode(String.self, at: 1)),
-             ("rule", try row.decode(String.self, at: 2)), ("detail", try row.decode(String.self, at: 3))]
-        }
-        let gone = """
-            from steward.username_findings u where u.resolved_at is null and u.rule = any($1::text[])
+        result.newCount = try c.query("select count(*) from (\(fresh)) n").scalar(Int64.self)
+        result.newLines = try c.query("select profile_id, username, rule, detail from (\(fresh)) n limit 20").decode((UUID, String, String, String).self)
+            .map { [("profile", $0.0.postgresText), ("username", $0.1), ("rule", $0.2), ("detail", $0.3)] }
+        let gone: PostgresQuery = """
+            from steward.username_findings u where u.resolved_at is null and u.rule = any(\(rules)::text[])
               and not exists (select 1 from steward_username_found f where f.profile_id = u.profile_id and f.rule = u.rule)
             """
         if dryRun {
-            result.resolved = try c.query("select count(*) \(gone)", [rules]).rows[0].decode(Int64.self, at: 0)
+            result.resolved = try c.query("select count(*) \(gone)").scalar(Int64.self)
             return result
         }
         try c.transaction { c in
@@ -208,8 +206,7 @@ public struct UsernameCheckJob: Job {
                 on conflict (profile_id, rule) do update
                   set username = excluded.username, detail = excluded.detail, last_seen = now(), resolved_at = null
                 """)
-            result.resolved = Int64(try c.query("update steward.username_findings u set resolved_at = now() where (u.profile_id, u.rule) in (select u.profile_id, u.rule \(gone))",
-                                                [rules]).affectedRows)
+            result.resolved = Int64(try c.query("update steward.username_findings u set resolved_at = now() where (u.profile_id, u.rule) in (select u.profile_id, u.rule \(gone))").affectedRows)
         }
         return result
     }

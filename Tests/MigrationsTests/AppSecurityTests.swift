@@ -43,11 +43,11 @@ struct AppSecurityTests {
             switch mode {
             case .modern:
                 // 2026 grants: anon has SELECT only, so the write is refused outright.
-                let error = #expect(throws: PostgresError.self) { try request(db, as: nil) { try $0.query(update) } }
+                let error = #expect(throws: PostgresError.self) { try request(db, as: nil) { try $0.query(unsafeSQL: update) } }
                 #expect(error?.sqlState == "42501")
             case .legacy:
                 // Pre-2026 auto-grants give anon UPDATE; only RLS stands between it and the rows.
-                let changed = try request(db, as: nil) { try $0.query(update).affectedRows }
+                let changed = try request(db, as: nil) { try $0.query(unsafeSQL: update).affectedRows }
                 #expect(changed == 0)
             }
         }
@@ -130,9 +130,9 @@ struct AppSecurityTests {
         try migrated { db, alice, bob in
             let upload = "insert into storage.objects (bucket_id, name, owner, owner_id) values ('avatars', $1, nullif($2, '')::uuid, nullif($2, '')) returning name"
             // The known weakness: anon may upload (the INSERT policy has no role).
-            let anonymous = try storage(db, as: nil, operation: "object.upload") { try $0.query(upload, ["anon.jpeg", ""]).count }
+            let anonymous = try storage(db, as: nil, operation: "object.upload") { try $0.query(unsafeSQL: upload, ["anon.jpeg", ""]).count }
             #expect(anonymous == 1)
-            try storage(db, as: alice, operation: "object.upload") { _ = try $0.query(upload, ["alice.jpeg", alice]) }
+            try storage(db, as: alice, operation: "object.upload") { _ = try $0.query(unsafeSQL: upload, ["alice.jpeg", alice]) }
             let other = #expect(throws: PostgresError.self) {
                 try storage(db, as: alice, operation: "object.upload") { try $0.query("insert into storage.objects (bucket_id, name) values ('elsewhere', 'x')") }
             }
@@ -155,7 +155,7 @@ struct AppSecurityTests {
     func deleteGuard() throws {
         try migrated { db, _, _ in
             for sql in ["delete from storage.objects where name = 'nothing'", "delete from storage.buckets where id = 'avatars'"] {
-                let error = #expect(throws: PostgresError.self) { try db.connect().query(sql) }
+                let error = #expect(throws: PostgresError.self) { try db.connect().query(unsafeSQL: sql) }
                 #expect(error?.sqlState == "42501")
                 #expect(error?.message == "Direct deletion from storage tables is not allowed. Use the Storage API instead.")
             }

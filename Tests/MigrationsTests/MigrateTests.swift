@@ -15,7 +15,7 @@ func migrate(_ db: TestDatabase, _ folder: String = TestEnvironment.migrationsDi
 }
 
 func scalar<T: PostgresDecodable>(_ db: TestDatabase, _ sql: String, as type: T.Type = T.self) throws -> T {
-    try db.connect().query(sql).rows[0].decode(T.self, at: 0)
+    try db.connect().query(unsafeSQL: sql).rows[0].decode(T.self, at: 0)
 }
 
 @Suite("steward migrate against a real database")

@@ -27,7 +27,7 @@ struct ConnectionTests {
         try withTestDatabase { db in
             let c = try db.connect()
             let sql = "select 1 from no_such_table"
-            let error = try #require(throws: PostgresError.self) { try c.query(sql) }
+            let error = try #require(throws: PostgresError.self) { try c.query(unsafeSQL: sql) }
             #expect(error.sqlState == "42P01")
             #expect(error.message.contains("no_such_table"))
             #expect(error.position == 15)

@@ -18,7 +18,7 @@ func holdOldHistoryRow(_ db: TestDatabase) throws -> Connection {
 
 /// Counts rows of `steward.job_runs` matching `condition`.
 func runs(_ db: TestDatabase, _ condition: String = "true") throws -> Int {
-    try db.connect().query("select count(*) from steward.job_runs where \(condition)").rows[0].decode(Int.self, at: 0)
+    try db.connect().query("select count(*) from steward.job_runs where \(unescaped: condition)").rows[0].decode(Int.self, at: 0)
 }
 
 @Suite("steward run: the daemon as a real process")

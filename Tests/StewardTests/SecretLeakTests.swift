@@ -140,7 +140,7 @@ struct SecretLeakTests {
             #expect(tables.contains("job_runs") && tables.contains("schema_migrations"), "\(tables)")
             var storedRows = 0
             for table in tables {
-                let rows = try connection.query("select t::text from steward.\(try connection.quoteIdentifier(table)) t").rows
+                let rows = try connection.query("select t::text from \(try SQLIdentifier("steward", table)) t").rows
                 for row in rows {
                     storedRows += 1
                     scan.scan((try? row.decode(String.self, at: 0)) ?? "", place: "steward.\(table)")

@@ -22,14 +22,14 @@ public struct ReferenceReadings {
 
     /// The rows `names(value, bucket)` returns, names as bytes, sorted.
     public func rows(_ value: String, bucket: String) throws -> [(name: [UInt8], loose: Bool)] {
-        try connection.query("select name, loose from \(prefix)reference_names($1, $2) order by name collate \"C\", loose", [value, bucket]).rows.map {
+        try connection.query("select name, loose from \(unescaped: prefix)reference_names($1, $2) order by name collate \"C\", loose", [value, bucket]).rows.map {
             (Array(try $0.decode(String.self, at: 0).utf8), try $0.decode(Bool.self, at: 1))
         }
     }
 
     /// Whether `value` may name `object` in `bucket`.
     public func mayName(_ value: String, bucket: String, object: String) throws -> Bool {
-        try connection.query("select exists (select 1 from \(prefix)reference_names($1, $2) r where \(prefix)reference_matches(r.name, r.loose, $3))",
+        try connection.query("select exists (select 1 from \(unescaped: prefix)reference_names($1, $2) r where \(unescaped: prefix)reference_matches(r.name, r.loose, $3))",
                              [value, bucket, object]).rows[0].decode(Bool.self, at: 0)
     }
 }

@@ -64,7 +64,7 @@ public struct SupabaseProject: Sendable {
         try createCLITable(on: connection)
         try connection.query("begin")
         do {
-            for statement in statements { try connection.query(statement) }
+            for statement in statements { try connection.query(unsafeSQL: statement) }
             try connection.query("INSERT INTO supabase_migrations.schema_migrations(version, name, statements) VALUES($1, $2, $3)",
                                  [version, name, statements])
         } catch {
