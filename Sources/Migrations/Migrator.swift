@@ -60,6 +60,7 @@ public struct Migrator {
             report.alreadyApplied = status.items.filter { $0.state == .applied }.count
             report.plan = status.pending
             if options.adopt { report.plan = [] ; report.adopted = try adoptionPlan(status).map(\.fileName) }
+            try requirePrivileges(status.pending.filter { !report.adopted.contains($0.fileName) })
             return report
         }
 
@@ -87,8 +88,9 @@ public struct Migrator {
         report.alreadyApplied = status.items.filter { $0.state == .applied }.count
 
         var pending = status.pending
+        let adoptable = options.adopt ? try adoptionPlan(status) : []
+        try requirePrivileges(pending.filter { file in !adoptable.contains { $0.fileName == file.fileName } })
         if options.adopt {
-            let adoptable = try adoptionPlan(status)
             try connection.transaction { _ in
                 for file in adoptable {
                     try history.record(file, durationMilliseconds: 0, method: "adopt", stewardVersion: options.stewardVersion)
@@ -119,6 +121,12 @@ public struct Migrator {
             report.applied.append((file.fileName, ms))
         }
         return report
+    }
+
+    /// Stops before anything changes when a pending statement needs a power the migrating role lacks.
+    func requirePrivileges(_ files: [MigrationFile]) throws {
+        let problems = try PrivilegePreflight(connection: connection).problems(files)
+        guard problems.isEmpty else { throw MigrationError.privilegeMissing(problems) }
     }
 
     /// The pending files that adoption would record: those whose objects the live catalog already has, exactly.
