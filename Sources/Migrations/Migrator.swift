@@ -148,7 +148,8 @@ public struct Migrator {
             case .partial:
                 break
             }
-            differences += result.differences.map { "\(result.file.fileName): \($0)" }
+            // Adoption records files as applied exactly as written: narrower rights are a difference here too.
+            differences += (result.differences + result.stricter).map { "\(result.file.fileName): \($0)" }
         }
         guard differences.isEmpty else { throw MigrationError.adoptionRefused(differences) }
         return adoptable

@@ -12,6 +12,8 @@ public struct Verifier {
         public var checkedFiles = 0
         /// Whether the opt-in username rules are enforced at write time, one line each.
         public var enforcement: [String] = []
+        /// Live rights narrower than the applied files give (a hardening revoke); listed, not a failure.
+        public var stricter: [String] = []
     }
 
     let connection: Connection
@@ -31,11 +33,22 @@ public struct Verifier {
             source.files.first { $0.version == item.version }
         }
         report.checkedFiles = applied.count
-        for result in try CatalogProbe(connection: connection).compare(applied) {
+        // The pending files are compared too (after the applied ones, as migrate would run them): objects they create
+        // that already exist were made outside Steward, and no applied migration accounts for them.
+        let pending = status.pending
+        let probe = CatalogProbe(connection: connection)
+        let results = try (try? probe.compare(applied + pending)) ?? probe.compare(applied)
+        for result in results.prefix(applied.count) {
             report.differences += result.differences.map { "\(result.file.fileName): \($0)" }
+            report.stricter += result.stricter.map { "\(result.file.fileName): \($0)" }
             if result.presence == .absent {
                 report.differences += result.missing.map { "\(result.file.fileName): \($0) is missing" }
             }
+        }
+        for result in results.dropFirst(applied.count) where !result.found.isEmpty {
+            report.differences.append("\(result.file.fileName) is not applied, but the database holds its objects, which no applied "
+                + "migration accounts for: \(result.found.joined(separator: ", ")); if they were made from this file, record it "
+                + "with steward migrate --adopt (which lists any difference)")
         }
         report.advisories = try advisories()
         report.enforcement = try enforcement()
@@ -52,17 +65,14 @@ public struct Verifier {
                            and t.tgenabled <> 'D')
             """).rows[0]
         let storage = try connection.query("""
-            select exists (select 1 from pg_policy where polrelid = to_regclass('storage.objects') and polcmd = 'd'),
-                   not exists (select 1 from pg_policy where polrelid = to_regclass('storage.objects') and polcmd in ('a', '*')
-                               and (0 = any (polroles) or to_regrole('anon') = any (polroles)))
+            select exists (select 1 from pg_policy where polrelid = to_regclass('storage.objects') and polcmd in ('d', '*') and polpermissive
+                           and coalesce(pg_get_expr(coalesce(polqual, polwithcheck), polrelid), '') <> 'false')
             """).rows[0]
         return [
             try storage.decode(Bool.self, at: 0)
                 ? "users can delete their own avatars: yes (a DELETE policy on storage.objects)"
                 : "users can delete their own avatars: no (opt in: sql/optional/storage-hardening)",
-            try storage.decode(Bool.self, at: 1)
-                ? "avatar uploads: signed-in users only"
-                : "avatar uploads: anonymous clients too (opt in: sql/optional/storage-hardening)",
+            try uploadLine(),
             try row.decode(Bool.self, at: 0)
                 ? "usernames unique ignoring case and width: enforced (profiles_username_normalized_key)"
                 : "usernames unique ignoring case and width: not enforced (opt in: sql/optional/username-enforcement)",
@@ -70,6 +80,27 @@ public struct Verifier {
                 ? "username characters and length: enforced at write time (trigger enforce_username_format)"
                 : "username characters and length: not enforced at write time (opt in: sql/optional/username-enforcement)",
         ]
+    }
+
+    /// Who may upload, from what the live INSERT policies on storage.objects allow (a permissive policy whose check is
+    /// not plainly false; the service role bypasses row level security and is not counted).
+    func uploadLine() throws -> String {
+        let roles = try connection.query("""
+            select coalesce(array_to_string(array_agg(distinct case when r = 0 then 'public' else r::regrole::text end), ','), '')
+            from pg_policy p, unnest(p.polroles) r
+            where p.polrelid = to_regclass('storage.objects') and p.polcmd in ('a', '*') and p.polpermissive
+              and coalesce(pg_get_expr(case when p.polcmd = 'a' then p.polwithcheck else coalesce(p.polwithcheck, p.polqual) end, p.polrelid), '') <> 'false'
+            """).rows[0].decode(String.self, at: 0).split(separator: ",").map(String.init)
+        if roles.isEmpty {
+            return "avatar uploads: no client role can upload (no INSERT policy on storage.objects allows it; only the service role, which bypasses row level security)"
+        }
+        if roles.contains("public") || roles.contains("anon") {
+            return "avatar uploads: anonymous clients too (opt in: sql/optional/storage-hardening)"
+        }
+        if roles.contains("authenticated") {
+            return "avatar uploads: signed-in users only"
+        }
+        return "avatar uploads: only the roles \(roles.sorted().joined(separator: ", ")) (neither anon nor authenticated)"
     }
 
     /// The quickstart's known weaknesses still present in this database.
@@ -93,6 +124,33 @@ public struct Verifier {
         }
         if try row.decode(Bool.self, "no_cascade") {
             advisories.append("public.profiles: the foreign key to auth.users has no ON DELETE CASCADE, so deleting a user who has a profile fails")
+        }
+        // Supabase's Security Advisor (anon/authenticated_security_definer_function_executable): a SECURITY DEFINER
+        // function in public runs with its owner's rights, and anon or authenticated may call it through /rest/v1/rpc.
+        for row in try connection.query("""
+            select format('public.%I(%s)', p.proname, oidvectortypes(p.proargtypes)),
+                   array_to_string(array_remove(array[case when has_function_privilege('anon', p.oid, 'EXECUTE') then 'anon' end,
+                       case when has_function_privilege('authenticated', p.oid, 'EXECUTE') then 'authenticated' end], null), ', ')
+            from pg_proc p where p.pronamespace = 'public'::regnamespace and p.prosecdef
+              and (has_function_privilege('anon', p.oid, 'EXECUTE') or has_function_privilege('authenticated', p.oid, 'EXECUTE'))
+            order by 1
+            """).rows {
+            let function = try row.decode(String.self, at: 0)
+            advisories.append("\(function): SECURITY DEFINER and executable by \(try row.decode(String.self, at: 1)) (callable through /rest/v1/rpc "
+                + "with its owner's rights); opt in: sql/optional/api-hardening revokes EXECUTE from PUBLIC, anon and authenticated")
+        }
+        // Row level security does not cover TRUNCATE: a client role that holds it may empty the table.
+        for row in try connection.query("""
+            select format('public.%I', c.relname),
+                   array_to_string(array_remove(array[case when has_table_privilege('anon', c.oid, 'TRUNCATE') then 'anon' end,
+                       case when has_table_privilege('authenticated', c.oid, 'TRUNCATE') then 'authenticated' end], null), ', ')
+            from pg_class c where c.relnamespace = 'public'::regnamespace and c.relkind in ('r', 'p')
+              and (has_table_privilege('anon', c.oid, 'TRUNCATE') or has_table_privilege('authenticated', c.oid, 'TRUNCATE'))
+            order by 1
+            """).rows {
+            let table = try row.decode(String.self, at: 0)
+            advisories.append("\(table): \(try row.decode(String.self, at: 1)) may TRUNCATE it "
+                + "(row level security does not cover TRUNCATE); opt in: sql/optional/api-hardening")
         }
         return advisories
     }

@@ -11,7 +11,9 @@ enum VerifyCommand: StewardCommand {
         Compares every applied file's objects with the live catalog: row level security on, policies present
         with the same command, roles and expressions, functions (SECURITY DEFINER, search_path, body), triggers
         present and enabled, grants, buckets present and private. Lists every difference and exits 2 if there is
-        one. Also reports the quickstart's known weaknesses (anonymous uploads, case-sensitive usernames, no
+        one. Rights narrower than the files give (a hardening revoke) are listed as stricter than the migrations,
+        exit 0; wider ones are differences. Objects of files not yet applied that already exist (pasted by hand)
+        are a difference too, pointing at migrate --adopt. Also reports the quickstart's known weaknesses (anonymous uploads, case-sensitive usernames, no
         ON DELETE CASCADE) as advice, without failing. The check runs in a transaction that is rolled back.
         """,
         options: CommandSpec.Option.databaseOptions)
@@ -26,6 +28,7 @@ enum VerifyCommand: StewardCommand {
                 ("ok", .bool(report.differences.isEmpty)),
                 ("checked_files", .number(Double(report.checkedFiles))),
                 ("differences", .strings(report.differences)),
+                ("stricter", .strings(report.stricter)),
                 ("advisories", .strings(report.advisories)),
                 ("enforcement", .strings(report.enforcement)),
             ]).rendered)
@@ -34,6 +37,9 @@ enum VerifyCommand: StewardCommand {
                 ? "ok: the database matches the \(report.checkedFiles) applied migration(s)\n"
                 : "\(report.differences.count) difference(s) between the database and the applied migrations:\n"
                     + report.differences.map { "  - \($0)\n" }.joined()
+            if !report.stricter.isEmpty {
+                text += "\nstricter than the migrations (rights narrowed since, not a failure):\n" + report.stricter.map { "  - \($0)\n" }.joined()
+            }
             if !report.advisories.isEmpty {
                 text += "\nadvice (known weaknesses of the quickstart schema, not failures):\n" + report.advisories.map { "  - \($0)\n" }.joined()
             }
