@@ -37,8 +37,10 @@ struct CatalogProbe {
 
     let connection: Connection
 
-    /// Compares `files` (in order, each seeing the effect of the ones before it) with the live catalog.
-    func compare(_ files: [MigrationFile]) throws -> [FileResult] {
+    /// Compares `files` (in order, each seeing the effect of the ones before it, after `context`, the files already
+    /// applied, whose own results are left out) with the live catalog.
+    func compare(_ files: [MigrationFile], after context: [MigrationFile] = []) throws -> [FileResult] {
+        let files = context + files
         try connection.execute("begin")
         defer { _ = try? connection.execute("rollback") }
         // The statements are read with standard_conforming_strings on; the server must read them the same way.
@@ -69,7 +71,7 @@ struct CatalogProbe {
             }
         }
         var results: [FileResult] = []
-        for (index, file) in files.enumerated() {
+        for (index, file) in files.enumerated() where index >= context.count {
             var present = 0, absent = 0
             var differences = failures[index]
             var missing: [String] = [], stricter: [String] = [], found: [String] = []

@@ -131,7 +131,8 @@ public struct Migrator {
 
     /// The pending files that adoption would record: those whose objects the live catalog already has, exactly.
     func adoptionPlan(_ status: MigrationStatus) throws -> [MigrationFile] {
-        let comparison = try CatalogProbe(connection: connection).compare(status.pending)
+        let applied = status.items.filter { $0.state == .applied }.compactMap { item in source.files.first { $0.version == item.version } }
+        let comparison = try CatalogProbe(connection: connection).compare(status.pending, after: applied)
         var differences: [String] = []
         var adoptable: [MigrationFile] = []
         var sawAbsent = false

@@ -33,7 +33,7 @@ public enum ProjectMigration {
             guard let first = refused.min(), run.stderr.contains("nothing was applied") else {
                 throw Failure(description: "steward migrate failed (exit \(run.exitCode)): \(run.output)")
             }
-            outcome.refused.append(contentsOf: refused.filter { !outcome.refused.contains($0) })
+            for file in refused where !outcome.refused.contains(file) { outcome.refused.append(file) }
             // Steward applies what comes before the refused file; its owner applies the file; Steward records it.
             let before = try folder(files.filter { ($0 as NSString).lastPathComponent < first })
             defer { before.delete() }
