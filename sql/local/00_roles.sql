@@ -48,8 +48,8 @@ grant pg_read_all_data, pg_monitor, pg_signal_backend to postgres;
 
 -- Since 2025 postgres is no longer a member of the Storage and Auth admin roles (it was in older shims):
 -- it works on storage and auth objects only through the grants those schemas give it, as on the platform.
--- The one extra power the platform adds (policies on storage.objects, through supautils) is the per-database
--- stand-in 25_supautils_policy_grants.sql.
+-- The one extra power the platform adds (policies on storage.objects, through supautils) comes from the stand-in
+-- supautils_stand_in.c, which scripts/local-db.sh loads and turns on per database (STEWARD_PG_SUPAUTILS=off leaves it out).
 do $$
 begin
   if pg_has_role('postgres', 'supabase_storage_admin', 'member') then
