@@ -32,6 +32,8 @@ let package = Package(
         // Concerns of Steward itself.
         .target(name: "Logging"),
         .target(name: "Migrations", dependencies: ["Postgres", "Crypto", "Logging", "SQLParser"]),
+        // What Steward knows of the Supabase app's schema (advice, enforcement), kept out of the generic engine.
+        .target(name: "SupabaseProject", dependencies: ["Migrations", "Postgres"]),
         .target(name: "CLI", dependencies: ["Logging"]),
         .target(name: "Scheduler"),
         .target(name: "Storage", dependencies: ["HTTP", "Logging"]),
@@ -45,18 +47,18 @@ let package = Package(
         .target(name: "Control", dependencies: ["CSystem", "FileSystem", "Logging"]),
         .target(name: "FileSystem"),
         .target(name: "Systemd"),
-        .target(name: "Daemon", dependencies: ["Config", "Control", "FileSystem", "Jobs", "Logging", "Migrations", "Postgres", "Scheduler", "Systemd"]),
+        .target(name: "Daemon", dependencies: ["Config", "Control", "FileSystem", "Jobs", "Logging", "Migrations", "Postgres", "Scheduler", "Systemd", "SupabaseProject"]),
 
         // The executable only wires the modules together.
         .executableTarget(
             name: "steward",
-            dependencies: ["Apple", "CLI", "Config", "Control", "Daemon", "FileSystem", "Jobs", "Logging", "Postgres", "Migrations", "Scheduler"]
+            dependencies: ["Apple", "CLI", "Config", "Control", "Daemon", "FileSystem", "Jobs", "Logging", "Postgres", "Migrations", "Scheduler", "SupabaseProject"]
         ),
 
         // Fixtures shared by every test target: the real database, the built binary.
         .target(name: "TestSupport", dependencies: ["Postgres", "Logging", "HTTP", "Storage"], path: "Tests/TestSupport"),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestSupport"]),
-        .testTarget(name: "MigrationsTests", dependencies: ["Migrations", "Postgres", "SQLParser", "Crypto", "TestSupport"]),
+        .testTarget(name: "MigrationsTests", dependencies: ["Migrations", "Postgres", "SQLParser", "Crypto", "SupabaseProject", "TestSupport"]),
         .testTarget(name: "ConfigTests", dependencies: ["Config", "CLI", "Jobs", "Logging", "Scheduler", "Control", "TestSupport"]),
         .testTarget(name: "SchedulerTests", dependencies: ["Scheduler"]),
         .testTarget(name: "UsernamesTests", dependencies: ["Usernames"]),

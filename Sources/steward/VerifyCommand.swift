@@ -1,6 +1,7 @@
 import CLI
 import Logging
 import Migrations
+import SupabaseProject
 
 /// `steward verify`: checks the live database still matches the applied migrations.
 enum VerifyCommand: StewardCommand {
@@ -22,7 +23,7 @@ enum VerifyCommand: StewardCommand {
         let source = try context.migrationSource()
         let connection = try context.connect()
         try connection.requireSessionState()
-        let report = try Verifier(connection: connection, source: source).verify()
+        let report = try Verifier(connection: connection, source: source, advisor: SupabaseAdvisor()).verify()
         if context.json {
             Output.print(JSON.object([
                 ("ok", .bool(report.differences.isEmpty)),
