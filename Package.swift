@@ -47,6 +47,8 @@ let package = Package(
         .target(name: "StewardSchema", exclude: ["versions.txt"], plugins: ["EmbedSchema"]),
         .plugin(name: "EmbedSchema", capability: .buildTool(), dependencies: ["EmbedSchemaTool"]),
         .executableTarget(name: "EmbedSchemaTool"),
+        // What Steward knows of the Supabase app's schema (advice, enforcement), kept out of the generic engine.
+        .target(name: "SupabaseProject", dependencies: ["Migrations", "Postgres"]),
         .target(name: "CLI", dependencies: ["Logging"]),
         .target(name: "Scheduler"),
         .target(name: "Storage", dependencies: ["HTTP", "Logging"]),
@@ -64,19 +66,19 @@ let package = Package(
         .target(name: "Control", dependencies: ["CSystem", "FileSystem", "Logging"]),
         .target(name: "FileSystem"),
         .target(name: "Systemd"),
-        .target(name: "Daemon", dependencies: ["AdvisoryLocks", "Config", "Control", "FileSystem", "Jobs", "Logging", "Migrations", "Postgres", "Scheduler", "Systemd"], exclude: ["leader.sql"]),
+        .target(name: "Daemon", dependencies: ["AdvisoryLocks", "Config", "Control", "FileSystem", "Jobs", "Logging", "Migrations", "Postgres", "Scheduler", "Systemd", "SupabaseProject"], exclude: ["leader.sql"]),
 
         // The executable only wires the modules together.
         .executableTarget(
             name: "steward",
             dependencies: ["Alerts", "Apple", "CLI", "Config", "Control", "Daemon", "FileSystem", "Jobs", "Logging", "Postgres",
-                           "Migrations", "Scheduler"] + jobModules.map { .target(name: $0.name) }
+                           "Migrations", "Scheduler", "SupabaseProject"] + jobModules.map { .target(name: $0.name) }
         ),
 
         // Fixtures shared by every test target: the real database, the built binary.
         .target(name: "TestSupport", dependencies: ["Postgres", "Logging", "HTTP", "Storage"], path: "Tests/TestSupport"),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestSupport"]),
-        .testTarget(name: "MigrationsTests", dependencies: ["Migrations", "Postgres", "SQLParser", "Crypto", "StewardSchema", "TestSupport"],
+        .testTarget(name: "MigrationsTests", dependencies: ["Migrations", "Postgres", "SQLParser", "Crypto", "StewardSchema", "SupabaseProject", "TestSupport"],
                     exclude: ["Fixtures"]),
         .testTarget(name: "ConfigTests", dependencies: ["Config", "CLI", "Jobs", "Logging", "Scheduler", "Control", "TestSupport", "steward",
                                                     "OrphanAvatars", "PruneHistory", "UsernameCheck"]),

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs what Steward builds and tests with, when it is missing: Debian packages (with the packaging checks:
+# Installs what Steward builds and tests with, when it is missing: Debian packages (the server headers and gcc for
+# the local shim's supautils stand-in; the packaging checks:
 # dpkg-dev, lintian, groff-base and man-db for the man pages, prometheus for promtool, debootstrap for the
 # package's install test), and three Python modules for
 # the emulators and the tests. Safe to run again: does nothing when everything is there.
@@ -14,7 +15,7 @@ apt_install() {
 }
 
 packages=(pkg-config openssl tzdata systemd curl python3 libpq-dev libssl-dev libicu-dev libcurl4-openssl-dev libpg-query-dev
-          postgresql postgresql-contrib postgresql-client
+          postgresql postgresql-contrib postgresql-client postgresql-server-dev-15 gcc
           dpkg-dev lintian groff-base man-db prometheus debootstrap)
 missing=()
 for p in "${packages[@]}"; do

@@ -9,8 +9,11 @@
 #   scripts/local-db.sh ca       print the path of the cluster's CA certificate (TLS is on)
 #   scripts/local-db.sh crash-restart   restart the server the hard way (-m immediate), for fault tests
 #   scripts/local-db.sh newdb NAME [legacy|2026]   create a database with the local shim applied
+#   scripts/local-db.sh supautils NAME on|off       give or take the supautils stand-in in one database
 #
-# Environment: STEWARD_PG_DIR (default .local/pg), STEWARD_PG_PORT (default 54329).
+# Environment: STEWARD_PG_DIR (default .local/pg), STEWARD_PG_PORT (default 54329),
+# STEWARD_PG_SUPAUTILS (default on): off leaves the supautils stand-in out of the databases newdb creates, so
+# postgres cannot create policies on storage.objects (plain PostgreSQL's rule; the platform allows it through supautils).
 # The cluster runs as the OS user postgres (PostgreSQL refuses root); its superuser is supabase_admin,
 # and Steward logs in as postgres (not superuser, BYPASSRLS), as on the platform.
 set -euo pipefail
@@ -52,7 +55,8 @@ psql_admin() { # database, then psql arguments
 }
 
 ensure_installed() {
-  if [ -z "$bin" ] || [ ! -x "$bin/initdb" ]; then
+  if [ -z "$bin" ] || [ ! -x "$bin/initdb" ] || [ ! -f "$(pg_config --includedir-server 2>/dev/null)/postgres.h" ] \
+     || ! command -v gcc >/dev/null; then
     "$root/scripts/install-deps.sh"
     bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
   fi
@@ -82,6 +86,33 @@ new_database() { # name, grant mode
   psql_admin postgres -c "create database \"$name\" owner postgres" >/dev/null
   psql_admin "$name" -f "$root/sql/local/10_auth.sql" -f "$root/sql/local/20_storage.sql" \
     -f "$root/sql/local/30_public_$mode.sql" >/dev/null
+  supautils "$name" "${STEWARD_PG_SUPAUTILS:-on}"
+}
+
+# The supautils stand-in (sql/local/supautils_stand_in.c) acts in a database whose setting lists the grant; a
+# database copied from a template does not inherit the setting, so whoever copies one sets it (TestDatabase does).
+supautils() { # database, on|off
+  case "$2" in
+    on) psql_admin postgres -c "alter database \"$1\" set supautils_stand_in.policy_grants = 'postgres:storage.objects'" >/dev/null ;;
+    off) psql_admin postgres -c "alter database \"$1\" reset supautils_stand_in.policy_grants" >/dev/null ;;
+    *) echo "local-db: supautils takes on or off, not '$2'" >&2; exit 64 ;;
+  esac
+}
+
+# What the shim's files say, so templates made from an older shim are made again.
+shim_fingerprint() { cat "$root"/sql/local/*.sql | md5sum | cut -c1-32; }
+
+# Builds the stand-in against the server's headers when its source is newer than the module.
+build_stand_in() {
+  local so="$dir/lib/supautils_stand_in.so" src="$root/sql/local/supautils_stand_in.c"
+  if [ ! -f "$so" ] || [ "$src" -nt "$so" ]; then
+    mkdir -p "$dir/lib"
+    gcc -O2 -Wall -Werror -fPIC -shared -I"$(pg_config --includedir-server)" -o "$so.tmp" "$src"
+    chmod 755 "$dir/lib" "$so.tmp"
+    mv "$so.tmp" "$so"
+    return 0
+  fi
+  return 1
 }
 
 # A throwaway CA and a server certificate for localhost/127.0.0.1, so TLS (sslmode=verify-full) is tested for real.
@@ -127,15 +158,32 @@ CONF
     make_certificates
     printf "ssl = on\nssl_cert_file = 'server.crt'\nssl_key_file = 'server.key'\n" >> "$dir/data/postgresql.conf"
   fi
+  local rebuilt=no
+  build_stand_in && rebuilt=yes
+  if ! grep -q '^shared_preload_libraries' "$dir/data/postgresql.conf"; then
+    echo "shared_preload_libraries = '$dir/lib/supautils_stand_in.so'" >> "$dir/data/postgresql.conf"
+    rebuilt=yes
+  fi
   if ! as_postgres "$bin/pg_ctl" -D "$dir/data" status >/dev/null 2>&1; then
     start_server -D "$dir/data" -l "$dir/data/server.log" -w -t 60 start
+  elif [ "$rebuilt" = yes ]; then
+    start_server -D "$dir/data" -l "$dir/data/server.log" -m fast -w -t 60 restart
   fi
   psql_admin postgres -f "$root/sql/local/00_roles.sql" >/dev/null
+  local fingerprint
+  fingerprint=$(shim_fingerprint)
   for mode in legacy 2026; do
     local template="steward_template_$mode"
-    if [ -z "$(psql_admin postgres -tAc "select 1 from pg_database where datname = '$template'")" ]; then
+    local made
+    made=$(psql_admin postgres -tAc "select coalesce(shobj_description(oid, 'pg_database'), '-') from pg_database where datname = '$template'")
+    if [ -n "$made" ] && [ "$made" != "steward shim $fingerprint" ]; then
+      psql_admin postgres -c "alter database \"$template\" with is_template false" -c "drop database \"$template\" with (force)" >/dev/null
+      made=
+    fi
+    if [ -z "$made" ]; then
       new_database "$template" "$mode"
-      psql_admin postgres -c "alter database \"$template\" with is_template true" >/dev/null
+      psql_admin postgres -c "alter database \"$template\" with is_template true" \
+        -c "comment on database \"$template\" is 'steward shim $fingerprint'" >/dev/null
     fi
   done
   echo "local-db: running on 127.0.0.1:$port (data in $dir/data)" >&2
@@ -155,6 +203,7 @@ case "${1:-}" in
   admin-url) echo "$admin_url/${2:-postgres}" ;;
   ca) echo "$dir/ca.crt" ;;
   newdb) new_database "${2:?database name}" "${3:-2026}" ;;
+  supautils) supautils "${2:?database name}" "${3:?on or off}" ;;
   reset) stop; rm -rf "$dir" "$link" ;;
-  *) sed -n '2,16p' "$0" >&2; exit 64 ;;
+  *) sed -n '2,20p' "$0" >&2; exit 64 ;;
 esac

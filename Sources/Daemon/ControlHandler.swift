@@ -4,6 +4,7 @@ import Jobs
 import Logging
 import Migrations
 import Postgres
+import SupabaseProject
 
 /// Answers control-socket requests: one JSON object per reply, with a `text` field the CLI prints.
 struct ControlHandler: Sendable {
@@ -197,7 +198,7 @@ struct ControlHandler: Sendable {
     private func verify(_ session: DatabaseSession) async throws -> String {
         let directory = coordinator.settings.config.migrationsDirectory
         let include = coordinator.settings.config.migrationsInclude
-        let report = try await session.run { c in try Verifier(connection: c, source: try MigrationSource(directory: directory, include: include)).verify() }
+        let report = try await session.run { c in try Verifier(connection: c, source: try MigrationSource(directory: directory, include: include), advisor: SupabaseAdvisor()).verify() }
         coordinator.state.withLock { $0.schemaDifferences = report.differences.count; $0.schemaAdvisories = report.advisories.count }
         let text = report.differences.isEmpty ? "ok: the database matches the \(report.checkedFiles) applied migration(s)"
             : report.differences.map { "difference: \($0)" }.joined(separator: "\n")

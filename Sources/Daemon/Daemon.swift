@@ -8,6 +8,7 @@ import Jobs
 import Logging
 import Migrations
 import Postgres
+import SupabaseProject
 import Synchronization
 import Systemd
 
@@ -119,7 +120,7 @@ public final class Daemon: Sendable {
                 do {
                     let (differences, advisories, pending) = try await session.run { c -> (Int, Int, Int) in
                         let source = try MigrationSource(directory: directory, include: include)
-                        let report = try Verifier(connection: c, source: source).verify()
+                        let report = try Verifier(connection: c, source: source, advisor: SupabaseAdvisor()).verify()
                         for difference in report.differences { logger.warning("schema difference", [("difference", difference)]) }
                         let status = try Migrator(connection: c, source: source, logger: .silent).status()
                         return (report.differences.count, report.advisories.count, status.pending.count)

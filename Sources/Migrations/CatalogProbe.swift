@@ -16,6 +16,10 @@ struct CatalogProbe {
         let differences: [String]
         /// Objects the file creates that the live database lacks.
         let missing: [String]
+        /// Live rights narrower than the file gives (a hardening revoke): not a failure.
+        var stricter: [String] = []
+        /// Objects the file creates that the live database has.
+        var found: [String] = []
     }
 
     /// One object to compare once every file has run in the probe.
@@ -33,8 +37,10 @@ struct CatalogProbe {
 
     let connection: Connection
 
-    /// Compares `files` (in order, each seeing the effect of the ones before it) with the live catalog.
-    func compare(_ files: [MigrationFile]) throws -> [FileResult] {
+    /// Compares `files` (in order, each seeing the effect of the ones before it, after `context`, the files already
+    /// applied, whose own results are left out) with the live catalog.
+    func compare(_ files: [MigrationFile], after context: [MigrationFile] = []) throws -> [FileResult] {
+        let files = context + files
         try connection.execute("begin")
         defer { _ = try? connection.execute("rollback") }
         // The statements are read with standard_conforming_strings on; the server must read them the same way.
@@ -65,10 +71,10 @@ struct CatalogProbe {
             }
         }
         var results: [FileResult] = []
-        for (index, file) in files.enumerated() {
+        for (index, file) in files.enumerated() where index >= context.count {
             var present = 0, absent = 0
             var differences = failures[index]
-            var missing: [String] = []
+            var missing: [String] = [], stricter: [String] = [], found: [String] = []
             for (checkIndex, check) in checks[index].enumerated() {
                 if case .function(let signature, _, _) = check,
                    let last = lastDefinition[signature.lowercased()], last != (index, checkIndex) {
@@ -76,12 +82,14 @@ struct CatalogProbe {
                     continue
                 }
                 let outcome = try evaluate(check, state: state)
-                if let gone = outcome.missing { absent += 1; missing.append(gone) } else { present += 1 }
+                if let gone = outcome.missing { absent += 1; missing.append(gone) } else { present += 1; found += outcome.label.map { [$0] } ?? [] }
                 differences += outcome.differences
+                stricter += outcome.stricter
             }
             let presence: Presence = absent == 0 ? .present : (present == 0 && differences.isEmpty ? .absent : .partial)
             if presence == .partial { differences += missing.map { "\($0) is missing" } }
-            results.append(FileResult(file: file, presence: presence, differences: differences, missing: missing))
+            results.append(FileResult(file: file, presence: presence, differences: differences, missing: missing,
+                                      stricter: stricter, found: found))
         }
         return results
     }
@@ -147,9 +155,16 @@ struct CatalogProbe {
         case .grantOnTable(let table):
             guard let liveOID = try oid(ofRelation: table.text), let probe = state.probeTables[liveOID] else {
                 if try oid(ofRelation: table.text) == nil { return nil }
-                throw ProbeFailure(message: "GRANT on \(table.text), a table these files do not create, cannot be compared")
+                throw ProbeFailure(message: "\(statement.leadingWords(1)[0].uppercased()) on \(table.text), a table these files do not create, cannot be compared")
             }
             try run(statement.rewriting([(table.range, probe.name)]))
+            return nil
+
+        case .grantOnFunction(let function):
+            guard let rename = state.renames.last(where: { $0.live == function.object && $0.probe.hasPrefix("steward_probe_f") }) else {
+                throw ProbeFailure(message: "\(statement.leadingWords(1)[0].uppercased()) on function \(function.text), a function these files do not create, cannot be compared")
+            }
+            try run(statement.rewriting([(function.range, function.schema.map { "\(quoted($0)).\(rename.probe)" } ?? rename.probe)]))
             return nil
 
         case .createPolicy(let name, let table):
@@ -286,6 +301,10 @@ struct CatalogProbe {
         /// Set when the live object does not exist.
         var missing: String?
         var differences: [String] = []
+        /// Live rights narrower than the files give.
+        var stricter: [String] = []
+        /// What the object is (`table public.profiles`), when it exists.
+        var label: String?
     }
 
     private func evaluate(_ check: Check, state: ProbeState) throws -> Outcome {
@@ -298,15 +317,14 @@ struct CatalogProbe {
             differences += try compareRows(
                 label: "table \(live)", what: "constraint",
                 live: constraints(liveOID), expected: constraints(probeOID).map { (state.unprobed($0.0), state.unprobed($0.1)) })
-            differences += try compareRows(
-                label: "table \(live)", what: "grant to",
-                live: grants(liveOID), expected: grants(probeOID))
-            return Outcome(differences: differences)
+            let (wider, narrower) = compareGrants(label: "table \(live)", live: try grants(liveOID), expected: try grants(probeOID))
+            return Outcome(differences: differences + wider, stricter: narrower, label: "table \(live)")
 
         case .rowLevelSecurity(let table, let liveOID):
             guard let liveOID else { return Outcome(missing: "table \(table)") }
             let on = try connection.query("select relrowsecurity from pg_class where oid = $1", [liveOID]).scalar(Bool.self)
-            return Outcome(differences: on ? [] : ["table \(table): row level security is OFF (every row is open to the API roles' grants)"])
+            return Outcome(differences: on ? [] : ["table \(table): row level security is OFF (every row is open to the API roles' grants)"],
+                           label: "row level security on \(table)")
 
         case .policy(let name, let table, let liveTableOID, let probeTableOID, let probeName):
             let expectedPolicy = try policy(table: probeTableOID, name: probeName)
@@ -322,7 +340,7 @@ struct CatalogProbe {
             for (field, (l, e)) in zip(["command", "permissive", "roles", "USING", "WITH CHECK"], zip(live, expected)) where l != e {
                 differences.append("policy \"\(name)\" on \(table): \(field) differs: live \(l.isEmpty ? "(none)" : l), files \(e.isEmpty ? "(none)" : e)")
             }
-            return Outcome(differences: differences)
+            return Outcome(differences: differences, label: "policy \"\(name)\" on \(table)")
 
         case .function(let signature, let probeOID, _):
             guard let liveOID = try connection.query("select to_regprocedure($1)::oid::int8", [signature]).scalar(Int?.self) else {
@@ -336,7 +354,8 @@ struct CatalogProbe {
                     ? "function \(signature): body differs from the file's (beyond whitespace)"
                     : "function \(signature): \(field) differs: live \(lv.isEmpty ? "(none)" : lv), files \(ev.isEmpty ? "(none)" : ev)")
             }
-            return Outcome(differences: differences)
+            let (wider, narrower) = compareGrants(label: "function \(signature)", live: try executeGrants(liveOID), expected: try executeGrants(probeOID))
+            return Outcome(differences: differences + wider, stricter: narrower, label: "function \(signature)")
 
         case .trigger(let name, let table, let liveTableOID, let probeTableOID, let probeName):
             guard let liveTableOID, let live = try trigger(table: liveTableOID, name: name) else {
@@ -349,7 +368,7 @@ struct CatalogProbe {
                 differences.append("trigger \(name) on \(table) differs: live \(live.definition), files \(expectedDefinition)")
             }
             if live.enabled == "D" { differences.append("trigger \(name) on \(table) is DISABLED") }
-            return Outcome(differences: differences)
+            return Outcome(differences: differences, label: "trigger \(name) on \(table)")
 
         case .index(let name, let table, let liveTableOID, let probeTableOID, let probeName):
             let query: PostgresQuery = """
@@ -371,7 +390,7 @@ struct CatalogProbe {
                 differences.append("index \(name) on \(table) differs: live \(liveDefinition), files \(expectedDefinition)")
             }
             if try !live.decode(Bool.self, at: 1) { differences.append("index \(name) on \(table) is INVALID (a concurrent build failed): drop and rebuild it") }
-            return Outcome(differences: differences)
+            return Outcome(differences: differences, label: "index \(name) on \(table)")
 
         case .bucket(let expectedJSON):
             let rows = try connection.query("""
@@ -386,7 +405,7 @@ struct CatalogProbe {
             let id = try rows.decode(String?.self, "id") ?? "?"
             if try rows.decode(Int.self, "found") == 0 { return Outcome(missing: "bucket \(id)") }
             let diff = try rows.decode(String.self, "diff")
-            return Outcome(differences: diff.isEmpty ? [] : ["bucket \(id): \(diff)"])
+            return Outcome(differences: diff.isEmpty ? [] : ["bucket \(id): \(diff)"], label: "bucket \(id)")
         }
     }
 
@@ -405,6 +424,39 @@ struct CatalogProbe {
             differences.append("\(label): extra \(what) \(key) (\(definition)) that the files do not create")
         }
         return differences
+    }
+
+    /// Compares privileges per grantee: rights the live object gives beyond the files' are drift (`wider`); rights the
+    /// files give that the live object lacks, with nothing added, are a hardening (`narrower`).
+    private func compareGrants(label: String, live: [(String, String)], expected: [(String, String)]) -> (wider: [String], narrower: [String]) {
+        func rights(_ text: String) -> Set<String> { Set(text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }) }
+        let liveByGrantee = Dictionary(live.map { ($0.0, rights($0.1)) }, uniquingKeysWith: { a, b in a.union(b) })
+        let expectedByGrantee = Dictionary(expected.map { ($0.0, rights($0.1)) }, uniquingKeysWith: { a, b in a.union(b) })
+        var wider: [String] = [], narrower: [String] = []
+        for grantee in Set(liveByGrantee.keys).union(expectedByGrantee.keys).sorted() {
+            let l = liveByGrantee[grantee] ?? [], e = expectedByGrantee[grantee] ?? []
+            guard l != e else { continue }
+            let show = { (set: Set<String>) in set.isEmpty ? "(none)" : set.sorted().joined(separator: ", ") }
+            if l.isEmpty {
+                narrower.append("\(label): grant to \(grantee) is missing (files: \(show(e)))")
+            } else if l.isSubset(of: e) {
+                narrower.append("\(label): grant to \(grantee) is narrower: live \(show(l)), files \(show(e))")
+            } else if e.isEmpty {
+                wider.append("\(label): extra grant to \(grantee) (\(show(l))) that the files do not create")
+            } else {
+                wider.append("\(label): grant to \(grantee) differs: live \(show(l)), files \(show(e)) (wider: \(show(l.subtracting(e))))")
+            }
+        }
+        return (wider, narrower)
+    }
+
+    /// Who may execute a function (PUBLIC included), besides its owner.
+    private func executeGrants(_ function: Int) throws -> [(String, String)] {
+        try connection.query("""
+            select case when a.grantee = 0 then 'PUBLIC' else a.grantee::regrole::text end, a.privilege_type
+            from pg_proc p, aclexplode(coalesce(p.proacl, acldefault('f', p.proowner))) a
+            where p.oid = $1 and a.grantee <> p.proowner order by 1
+            """, [function]).rows.map { (try $0.decode(String.self, at: 0), try $0.decode(String.self, at: 1)) }
     }
 
     private func columns(_ table: Int) throws -> [(String, String)] {

@@ -16,6 +16,8 @@ public enum MigrationError: Error, Sendable, CustomStringConvertible {
     case adoptionRefused([String])
     /// The database could not be used (unreachable, pooler, permission).
     case database(PostgresError)
+    /// Pending statements need powers the migrating role lacks (found before anything ran); one line each.
+    case privilegeMissing([String])
 
     public var description: String {
         switch self {
@@ -35,6 +37,10 @@ public enum MigrationError: Error, Sendable, CustomStringConvertible {
         case .adoptionRefused(let differences):
             return "the database does not match the migration files; nothing was recorded:\n"
                 + differences.map { "  - " + $0 }.joined(separator: "\n")
+        case .privilegeMissing(let problems):
+            return "nothing was applied: these statements need powers the migrating role does not have on this database:\n"
+                + problems.map { "  - " + $0 }.joined(separator: "\n")
+                + "\n  run them as the table's owner (or on a database with supautils, as Supabase's is), then steward migrate --adopt"
         case .database(let error):
             return error.description + (error.hint.map { error.description.contains($0) ? "" : " (hint: \($0))" } ?? "")
         }

@@ -80,6 +80,7 @@ public struct Migrator {
             report.takenOver = status.takeover.map(\.fileName)
             report.cliRecorded = status.cliBackfill.map(\.fileName)
             if options.adopt { report.plan = [] ; report.adopted = try adoptionPlan(status).map(\.fileName) }
+            try requirePrivileges(status.pending.filter { !report.adopted.contains($0.fileName) })
             return report
         }
 
@@ -110,8 +111,9 @@ public struct Migrator {
 
         try takeOver(status, cli: cli, options: options, report: &report)
         var pending = status.pending
+        let adoptable = options.adopt ? try adoptionPlan(status) : []
+        try requirePrivileges(pending.filter { file in !adoptable.contains { $0.fileName == file.fileName } })
         if options.adopt {
-            let adoptable = try adoptionPlan(status)
             try connection.transaction { _ in
                 for file in adoptable {
                     if !status.cliBackfill.contains(where: { $0.fileName == file.fileName }) { try cli?.record(file) }
@@ -174,9 +176,16 @@ public struct Migrator {
         }
     }
 
+    /// Stops before anything changes when a pending statement needs a power the migrating role lacks.
+    func requirePrivileges(_ files: [MigrationFile]) throws {
+        let problems = try PrivilegePreflight(connection: connection).problems(files)
+        guard problems.isEmpty else { throw MigrationError.privilegeMissing(problems) }
+    }
+
     /// The pending files that adoption would record: those whose objects the live catalog already has, exactly.
     func adoptionPlan(_ status: MigrationStatus) throws -> [MigrationFile] {
-        let comparison = try CatalogProbe(connection: connection).compare(status.pending)
+        let applied = status.items.filter { $0.state == .applied }.compactMap { item in source.files.first { $0.version == item.version } }
+        let comparison = try CatalogProbe(connection: connection).compare(status.pending, after: applied)
         var differences: [String] = []
         var adoptable: [MigrationFile] = []
         var sawAbsent = false
@@ -193,7 +202,8 @@ public struct Migrator {
             case .partial:
                 break
             }
-            differences += result.differences.map { "\(result.file.fileName): \($0)" }
+            // Adoption records files as applied exactly as written: narrower rights are a difference here too.
+            differences += (result.differences + result.stricter).map { "\(result.file.fileName): \($0)" }
         }
         guard differences.isEmpty else { throw MigrationError.adoptionRefused(differences) }
         return adoptable

@@ -4,8 +4,10 @@ enum StatementShape {
     case createTable(name: NameRef)
     /// `alter table <name> enable row level security`
     case enableRowLevelSecurity(table: NameRef)
-    /// `grant … on [table] <name> to …`
+    /// `grant … on [table] <name> to …` or `revoke … on [table] <name> from …`
     case grantOnTable(table: NameRef)
+    /// `grant … on function <name>(…) to …` or `revoke … on function <name>(…) from …`
+    case grantOnFunction(function: NameRef)
     /// `create policy <name> on <table> …`
     case createPolicy(name: NameRef, table: NameRef)
     /// `alter policy <name> on <table> …`
@@ -103,11 +105,16 @@ enum StatementShape {
             }
         case "do":
             self = .doBlock; return
-        case "grant":
+        case "grant", "revoke":
+            let preposition = word(0) == "grant" ? "to" : "from"
             if let on = words.firstIndex(of: "on") {
+                if word(on + 1) == "function", let n = name(at: on + 2), t.indices.contains(n.range.upperBound),
+                   t[n.range.upperBound].text == "(", words[n.range.upperBound...].contains(preposition) {
+                    self = .grantOnFunction(function: n); return
+                }
                 let at = word(on + 1) == "table" ? on + 2 : on + 1
                 if !["schema", "function", "functions", "sequence", "all", "database", "procedure", "routine", "type"].contains(word(at)),
-                   let n = name(at: at), t.indices.contains(n.range.upperBound), word(n.range.upperBound) == "to" {
+                   let n = name(at: at), t.indices.contains(n.range.upperBound), word(n.range.upperBound) == preposition {
                     self = .grantOnTable(table: n); return
                 }
             }

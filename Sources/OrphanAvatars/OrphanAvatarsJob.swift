@@ -230,9 +230,10 @@ public struct OrphanAvatarsJob: Job {
             summary.note("listed the first \(listed) of \(totals.candidates) candidates")
         }
 
-        let (dangling, anonymous) = try await db.run { [buckets] c in try Self.reportOnly(c, buckets: buckets) }
+        let (dangling, unowned) = try await db.run { [buckets] c in try Self.reportOnly(c, buckets: buckets) }
         if dangling.count > 0 { log.warning("profiles point to objects that do not exist", [("count", String(dangling.count)), ("examples", dangling.examples)]) }
-        if anonymous > 0 { log.warning("objects uploaded anonymously (no owner)", [("count", String(anonymous))]) }
+        // No owner: uploaded with the service role or by an anonymous client; Storage records neither's identity.
+        if unowned > 0 { log.warning("objects with no owner (uploaded with the service role or anonymously)", [("count", String(unowned))]) }
 
         summary.set("deleted", deleted)
         summary.set("deleted_answer_lost", answerLost)
@@ -243,7 +244,7 @@ public struct OrphanAvatarsJob: Job {
         summary.set("partial_batches", partial)
         summary.set("failed_batches", Int64(failures.count))
         summary.set("dangling_references", dangling.count)
-        summary.set("anonymous_uploads", anonymous)
+        summary.set("unowned_objects", unowned)
         summary.set("http_requests", Int64(try await storage.run { $0.requestCount }))
         summary.set("fence_request_timeout_ms", Int64((budget.requestTimeout * 1000).rounded()))
         if let stopped {
@@ -437,9 +438,9 @@ public struct OrphanAvatarsJob: Job {
                   group by r.ref
                   having count(o.id) = 0) d
             """).firstRow()
-        let anonymous = try c.query("select count(*) from storage.objects where bucket_id = any($1::text[]) and owner is null and owner_id is null",
-                                    [buckets]).scalar(Int64.self)
-        return ((try row.decode(Int64.self, at: 0), try row.decode(String.self, at: 1)), anonymous)
+        let unowned = try c.query("select count(*) from storage.objects where bucket_id = any($1::text[]) and owner is null and owner_id is null",
+                                  [buckets]).scalar(Int64.self)
+        return ((try row.decode(Int64.self, at: 0), try row.decode(String.self, at: 1)), unowned)
     }
 
 }

@@ -1,6 +1,7 @@
 import CLI
 import Logging
 import Migrations
+import SupabaseProject
 
 /// `steward verify`: checks the live database still matches the applied migrations.
 enum VerifyCommand: StewardCommand {
@@ -11,7 +12,9 @@ enum VerifyCommand: StewardCommand {
         Compares every applied file's objects with the live catalog: row level security on, policies present
         with the same command, roles and expressions, functions (SECURITY DEFINER, search_path, body), triggers
         present and enabled, grants, buckets present and private. Lists every difference and exits 2 if there is
-        one. Also reports the quickstart's known weaknesses (anonymous uploads, case-sensitive usernames, no
+        one. Rights narrower than the files give (a hardening revoke) are listed as stricter than the migrations,
+        exit 0; wider ones are differences. Objects of files not yet applied that already exist (pasted by hand)
+        are a difference too, pointing at migrate --adopt. Also reports the quickstart's known weaknesses (anonymous uploads, case-sensitive usernames, no
         ON DELETE CASCADE) as advice, without failing. The check runs in a transaction that is rolled back.
         """,
         options: CommandSpec.Option.databaseOptions)
@@ -20,7 +23,7 @@ enum VerifyCommand: StewardCommand {
         let source = try context.migrationSource()
         let connection = try context.connect()
         try connection.requireSessionState()
-        var report = try Verifier(connection: connection, source: source).verify()
+        var report = try Verifier(connection: connection, source: source, advisor: SupabaseAdvisor()).verify()
         // Drift between Steward's history and the Supabase CLI's, which the CLI itself cannot see.
         var options = Migrator.Options()
         options.supabaseHistory = SupabaseHistoryMode(rawValue: context.config.supabaseHistory) ?? .auto
@@ -30,6 +33,7 @@ enum VerifyCommand: StewardCommand {
                 ("ok", .bool(report.differences.isEmpty)),
                 ("checked_files", .number(Double(report.checkedFiles))),
                 ("differences", .strings(report.differences)),
+                ("stricter", .strings(report.stricter)),
                 ("advisories", .strings(report.advisories)),
                 ("enforcement", .strings(report.enforcement)),
             ]).rendered)
@@ -38,6 +42,9 @@ enum VerifyCommand: StewardCommand {
                 ? "ok: the database matches the \(report.checkedFiles) applied migration(s)\n"
                 : "\(report.differences.count) difference(s) between the database and the applied migrations:\n"
                     + report.differences.map { "  - \($0)\n" }.joined()
+            if !report.stricter.isEmpty {
+                text += "\nstricter than the migrations (rights narrowed since, not a failure):\n" + report.stricter.map { "  - \($0)\n" }.joined()
+            }
             if !report.advisories.isEmpty {
                 text += "\nadvice (known weaknesses of the quickstart schema, not failures):\n" + report.advisories.map { "  - \($0)\n" }.joined()
             }

@@ -1,5 +1,6 @@
 import Foundation
 import Migrations
+import SupabaseProject
 import Postgres
 import Testing
 import TestSupport
@@ -91,7 +92,7 @@ struct AdoptTests {
                 alter table profiles disable row level security;
                 """)
             try db.connectAsAdmin().execute("alter table auth.users disable trigger on_auth_user_created")
-            let report = try Verifier(connection: db.connect(), source: source).verify()
+            let report = try Verifier(connection: db.connect(), source: source, advisor: SupabaseAdvisor()).verify()
             let text = report.differences.joined(separator: "\n")
             #expect(text.contains("0002_profiles_rls.sql: policy \"Users can update own profile.\" on profiles is missing"))
             #expect(text.contains("policy \"Avatar images are publicly accessible.\" on storage.objects: USING differs: live true"))
@@ -99,7 +100,9 @@ struct AdoptTests {
             #expect(text.contains("row level security is OFF"))
             #expect(text.contains("trigger on_auth_user_created on auth.users is DISABLED"))
             #expect(report.differences.count == 5, "\(report.differences)")
-            #expect(report.advisories.count == 3)
+            // The three weaknesses of the quickstart schema, and the Security Advisor's SECURITY DEFINER finding.
+            #expect(report.advisories.count == 4, "\(report.advisories)")
+            #expect(report.advisories.contains { $0.hasPrefix("public.handle_new_user(): SECURITY DEFINER and executable by anon, authenticated") })
         }
     }
 

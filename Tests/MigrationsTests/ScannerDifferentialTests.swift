@@ -166,7 +166,7 @@ struct ScannerDifferentialTests {
                            losses: failures.count, cases: checked)
     }
 
-    static let optionalFolders = ["avatar-integrity", "storage-hardening", "username-enforcement"]
+    static let optionalFolders = ["api-hardening", "avatar-integrity", "storage-hardening", "username-enforcement"]
         .map { TestEnvironment.root + "/sql/optional/" + $0 }
 
     /// `pg_dump --schema-only` of `db`, as the platform's superuser sees it.

@@ -101,7 +101,9 @@ struct CommandLineTests {
             #expect(verify.exitCode == 0)
             let report = try JSONSerialization.jsonObject(with: Data(verify.stdout.utf8)) as? [String: Any]
             #expect(report?["ok"] as? Bool == true)
-            #expect((report?["advisories"] as? [String])?.count == 3)
+            #expect((report?["advisories"] as? [String])?.count == 4)
+            #expect((report?["advisories"] as? [String])?.contains { $0.hasPrefix("public.handle_new_user(): SECURITY DEFINER") } == true)
+            #expect((report?["stricter"] as? [String]) == [])
         }
     }
 

@@ -13,12 +13,15 @@ public final class TestDatabase: Sendable {
 
     public let name: String
     public let mode: GrantMode
+    /// Whether the supautils stand-in acts here (postgres may create policies on storage.objects, as on the platform).
+    public let supautils: Bool
     /// The cluster it lives in (`127.0.0.1:54339`): the shared test cluster unless a test made its own.
     public let hostAndPort: String
 
-    init(name: String, mode: GrantMode, hostAndPort: String = TestEnvironment.hostAndPort) {
+    init(name: String, mode: GrantMode, supautils: Bool = true, hostAndPort: String = TestEnvironment.hostAndPort) {
         self.name = name
         self.mode = mode
+        self.supautils = supautils
         self.hostAndPort = hostAndPort
     }
 
@@ -38,12 +41,16 @@ public final class TestDatabase: Sendable {
         try Connection(ConnectionString(url(role: "supabase_admin")))
     }
 
-    /// Creates a database from the shim template.
-    public static func create(mode: GrantMode = .modern) throws -> TestDatabase {
+    /// Creates a database from the shim template, with or without the supautils stand-in (a per-database setting,
+    /// which a copy of a template does not inherit).
+    public static func create(mode: GrantMode = .modern, supautils: Bool = true) throws -> TestDatabase {
         let name = "steward_test_\(UInt32.random(in: 0...UInt32.max))"
         let admin = try Connection(ConnectionString(TestEnvironment.adminURL + "/postgres"))
         try admin.execute("create database \(name) template steward_template_\(mode.rawValue) owner postgres")
-        return TestDatabase(name: name, mode: mode)
+        if supautils {
+            try admin.execute("alter database \(name) set supautils_stand_in.policy_grants = 'postgres:storage.objects'")
+        }
+        return TestDatabase(name: name, mode: mode, supautils: supautils)
     }
 
     /// Drops the database, ending any session still in it.
@@ -82,15 +89,17 @@ public final class TestDatabase: Sendable {
 }
 
 /// Runs `body` with a fresh database and drops it afterwards, whatever happens.
-public func withTestDatabase<T>(_ mode: TestDatabase.GrantMode = .modern, _ body: (TestDatabase) throws -> T) throws -> T {
-    let database = try TestDatabase.create(mode: mode)
+public func withTestDatabase<T>(_ mode: TestDatabase.GrantMode = .modern, supautils: Bool = true,
+                                _ body: (TestDatabase) throws -> T) throws -> T {
+    let database = try TestDatabase.create(mode: mode, supautils: supautils)
     defer { try? database.drop() }
     return try body(database)
 }
 
 /// Runs `body` with a fresh database (async variant).
-public func withTestDatabase<T>(_ mode: TestDatabase.GrantMode = .modern, _ body: (TestDatabase) async throws -> T) async throws -> T {
-    let database = try TestDatabase.create(mode: mode)
+public func withTestDatabase<T>(_ mode: TestDatabase.GrantMode = .modern, supautils: Bool = true,
+                                _ body: (TestDatabase) async throws -> T) async throws -> T {
+    let database = try TestDatabase.create(mode: mode, supautils: supautils)
     defer { try? database.drop() }
     return try await body(database)
 }

@@ -18,7 +18,7 @@ begin
     create role authenticator login noinherit password 'steward-local';
   end if;
   if not exists (select from pg_roles where rolname = 'supabase_auth_admin') then
-    create role supabase_auth_admin login noinherit createrole password 'steward-local';
+    create role supabase_auth_admin login noinherit nocreaterole password 'steward-local';
   end if;
   if not exists (select from pg_roles where rolname = 'supabase_storage_admin') then
     create role supabase_storage_admin login noinherit createrole password 'steward-local';
@@ -30,15 +30,33 @@ begin
 end
 $$;
 
+-- Roles created by an older shim are brought to today's attributes.
+alter role supabase_auth_admin nocreaterole;
+
+-- The role settings of the hosted platform today.
 alter role anon set statement_timeout = '3s';
 alter role authenticated set statement_timeout = '8s';
+alter role authenticator set statement_timeout = '8s';
+alter role authenticator set lock_timeout = '8s';
+alter role supabase_auth_admin set search_path = auth;
+alter role postgres set search_path = "$user", public, extensions;
 
 grant anon, authenticated, service_role to authenticator;
 grant authenticator to supabase_storage_admin;
 grant anon, authenticated, service_role to postgres;
+grant pg_read_all_data, pg_monitor, pg_signal_backend to postgres;
 
--- The one deviation plain PostgreSQL forces: on the platform, the supautils extension lets
--- postgres create policies on storage.objects and triggers on auth.users without owning them.
--- Plain PostgreSQL only lets the owner create policies, so locally postgres is a member of the
--- owner of the storage tables. See README, "How the local database differs".
-grant supabase_storage_admin to postgres;
+-- Since 2025 postgres is no longer a member of the Storage and Auth admin roles (it was in older shims):
+-- it works on storage and auth objects only through the grants those schemas give it, as on the platform.
+-- The one extra power the platform adds (policies on storage.objects, through supautils) comes from the stand-in
+-- supautils_stand_in.c, which scripts/local-db.sh loads and turns on per database (STEWARD_PG_SUPAUTILS=off leaves it out).
+do $$
+begin
+  if pg_has_role('postgres', 'supabase_storage_admin', 'member') then
+    revoke supabase_storage_admin from postgres;
+  end if;
+  if pg_has_role('postgres', 'supabase_auth_admin', 'member') then
+    revoke supabase_auth_admin from postgres;
+  end if;
+end
+$$;

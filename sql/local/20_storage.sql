@@ -167,4 +167,8 @@ alter function storage.operation() owner to supabase_storage_admin;
 alter function storage.allow_only_operation(text) owner to supabase_storage_admin;
 alter function storage.allow_any_operation(text[]) owner to supabase_storage_admin;
 
-grant all on storage.buckets, storage.objects to anon, authenticated, service_role, postgres;
+grant all on storage.buckets, storage.objects to anon, authenticated, service_role;
+-- postgres is no member of supabase_storage_admin (since 2025): it has the tables' privileges, with grant option,
+-- but not the owner's powers (policies, ALTER TABLE, the delete guard's trigger). Policies on storage.objects come
+-- from supautils on the platform; locally from the stand-in (supautils_stand_in.c), which a database may leave out.
+grant all on storage.buckets, storage.objects to postgres with grant option;

@@ -1,0 +1,108 @@
+import Migrations
+import Postgres
+
+/// The Supabase user-management app's schema knowledge for `verify`: the quickstart's known weaknesses (and Supabase
+/// Security Advisor findings) as advice, and which opt-in hardening is enforced, read from the live catalog.
+public struct SupabaseAdvisor: SchemaAdvisor {
+    public init() {}
+
+    /// Whether the opt-in hardening (sql/optional/storage-hardening, sql/optional/username-enforcement) is present.
+    public func enforcement(_ connection: Connection) throws -> [String] {
+        guard try connection.query("select to_regclass('public.profiles') is not null").scalar(Bool.self) else { return [] }
+        let row = try connection.query("""
+            select exists (select 1 from pg_index i where i.indrelid = 'public.profiles'::regclass and i.indisunique and i.indisvalid
+                           and pg_get_indexdef(i.indexrelid) ~* 'lower\\(normalize\\(username'),
+                   exists (select 1 from pg_trigger t where t.tgrelid = 'public.profiles'::regclass and t.tgname = 'enforce_username_format'
+                           and t.tgenabled <> 'D')
+            """).firstRow()
+        let storage = try connection.query("""
+            select exists (select 1 from pg_policy where polrelid = to_regclass('storage.objects') and polcmd in ('d', '*') and polpermissive
+                           and coalesce(pg_get_expr(coalesce(polqual, polwithcheck), polrelid), '') <> 'false')
+            """).firstRow()
+        return [
+            try storage.decode(Bool.self, at: 0)
+                ? "users can delete their own avatars: yes (a DELETE policy on storage.objects)"
+                : "users can delete their own avatars: no (opt in: sql/optional/storage-hardening)",
+            try uploadLine(connection),
+            try row.decode(Bool.self, at: 0)
+                ? "usernames unique ignoring case and width: enforced (profiles_username_normalized_key)"
+                : "usernames unique ignoring case and width: not enforced (opt in: sql/optional/username-enforcement)",
+            try row.decode(Bool.self, at: 1)
+                ? "username characters and length: enforced at write time (trigger enforce_username_format)"
+                : "username characters and length: not enforced at write time (opt in: sql/optional/username-enforcement)",
+        ]
+    }
+
+    /// Who may upload, from what the live INSERT policies on storage.objects allow (a permissive policy whose check is
+    /// not plainly false; the service role bypasses row level security and is not counted).
+    func uploadLine(_ connection: Connection) throws -> String {
+        let roles = try connection.query("""
+            select coalesce(array_to_string(array_agg(distinct case when r = 0 then 'public' else r::regrole::text end), ','), '')
+            from pg_policy p, unnest(p.polroles) r
+            where p.polrelid = to_regclass('storage.objects') and p.polcmd in ('a', '*') and p.polpermissive
+              and coalesce(pg_get_expr(case when p.polcmd = 'a' then p.polwithcheck else coalesce(p.polwithcheck, p.polqual) end, p.polrelid), '') <> 'false'
+            """).scalar(String.self).split(separator: ",").map(String.init)
+        if roles.isEmpty {
+            return "avatar uploads: no client role can upload (no INSERT policy on storage.objects allows it; only the service role, which bypasses row level security)"
+        }
+        if roles.contains("public") || roles.contains("anon") {
+            return "avatar uploads: anonymous clients too (opt in: sql/optional/storage-hardening)"
+        }
+        if roles.contains("authenticated") {
+            return "avatar uploads: signed-in users only"
+        }
+        return "avatar uploads: only the roles \(roles.sorted().joined(separator: ", ")) (neither anon nor authenticated)"
+    }
+
+    /// The quickstart's known weaknesses still present in this database.
+    public func advisories(_ connection: Connection) throws -> [String] {
+        let row = try connection.query("""
+            select
+              exists (select 1 from pg_policy p where p.polrelid = to_regclass('storage.objects') and p.polcmd in ('a', '*')
+                      and (0 = any (p.polroles) or to_regrole('anon') = any (p.polroles))) as anon_upload,
+              to_regclass('public.profiles') is not null and not exists (
+                select 1 from pg_index i where i.indrelid = to_regclass('public.profiles') and i.indisunique
+                  and pg_get_indexdef(i.indexrelid) ~* 'lower\\(|casefold|normalize') as case_sensitive,
+              exists (select 1 from pg_constraint c where c.conrelid = to_regclass('public.profiles') and c.contype = 'f'
+                      and c.confrelid = to_regclass('auth.users') and c.confdeltype not in ('c', 'n')) as no_cascade
+            """).firstRow()
+        var advisories: [String] = []
+        if try row.decode(Bool.self, "anon_upload") {
+            advisories.append("storage.objects: an INSERT policy applies to every role, so anonymous (anon) clients may upload to the bucket")
+        }
+        if try row.decode(Bool.self, "case_sensitive") {
+            advisories.append("public.profiles: usernames are unique only case-sensitively (Bob and bob are two users)")
+        }
+        if try row.decode(Bool.self, "no_cascade") {
+            advisories.append("public.profiles: the foreign key to auth.users has no ON DELETE CASCADE, so deleting a user who has a profile fails")
+        }
+        // Supabase's Security Advisor (anon/authenticated_security_definer_function_executable): a SECURITY DEFINER
+        // function in public runs with its owner's rights, and anon or authenticated may call it through /rest/v1/rpc.
+        for row in try connection.query("""
+            select format('public.%I(%s)', p.proname, oidvectortypes(p.proargtypes)),
+                   array_to_string(array_remove(array[case when has_function_privilege('anon', p.oid, 'EXECUTE') then 'anon' end,
+                       case when has_function_privilege('authenticated', p.oid, 'EXECUTE') then 'authenticated' end], null), ', ')
+            from pg_proc p where p.pronamespace = 'public'::regnamespace and p.prosecdef
+              and (has_function_privilege('anon', p.oid, 'EXECUTE') or has_function_privilege('authenticated', p.oid, 'EXECUTE'))
+            order by 1
+            """).rows {
+            let function = try row.decode(String.self, at: 0)
+            advisories.append("\(function): SECURITY DEFINER and executable by \(try row.decode(String.self, at: 1)) (callable through /rest/v1/rpc "
+                + "with its owner's rights); opt in: sql/optional/api-hardening revokes EXECUTE from PUBLIC, anon and authenticated")
+        }
+        // Row level security does not cover TRUNCATE: a client role that holds it may empty the table.
+        for row in try connection.query("""
+            select format('public.%I', c.relname),
+                   array_to_string(array_remove(array[case when has_table_privilege('anon', c.oid, 'TRUNCATE') then 'anon' end,
+                       case when has_table_privilege('authenticated', c.oid, 'TRUNCATE') then 'authenticated' end], null), ', ')
+            from pg_class c where c.relnamespace = 'public'::regnamespace and c.relkind in ('r', 'p')
+              and (has_table_privilege('anon', c.oid, 'TRUNCATE') or has_table_privilege('authenticated', c.oid, 'TRUNCATE'))
+            order by 1
+            """).rows {
+            let table = try row.decode(String.self, at: 0)
+            advisories.append("\(table): \(try row.decode(String.self, at: 1)) may TRUNCATE it "
+                + "(row level security does not cover TRUNCATE); opt in: sql/optional/api-hardening")
+        }
+        return advisories
+    }
+}
