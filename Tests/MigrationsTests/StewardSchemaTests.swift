@@ -59,6 +59,12 @@ struct StewardSchemaTests {
             return try stewardCatalog(c)
         }
         #expect(fresh.contains("column job_runs.status text"))
+        // What the .sql files of the versions the old scripts had create, to compare with those scripts.
+        let filesAtOldVersion = try withTestDatabase { db in
+            let c = try db.connect()
+            for script in StewardSchema.versions.prefix(old.count) { try c.transaction { c in try c.execute(script) } }
+            return try stewardCatalog(c)
+        }
         for created in 1...old.count {
             try withTestDatabase { db in
                 let c = try db.connect()
@@ -69,7 +75,7 @@ struct StewardSchemaTests {
                         try c.query("insert into steward.bookkeeping_version (version) values ($1)", [index + 1])
                     }
                 }
-                if created == old.count { #expect(try stewardCatalog(c) == fresh, "the .sql files changed what version \(created) creates") }
+                if created == old.count { #expect(try stewardCatalog(c) == filesAtOldVersion, "the .sql files changed what version \(created) creates") }
                 try HistoryStore(connection: c).prepare()
                 #expect(try stewardSchemaVersion(c) == StewardSchema.versions.count, "created at version \(created)")
                 #expect(try stewardCatalog(c) == fresh, "created at version \(created), then upgraded")
