@@ -352,7 +352,17 @@ struct SchemeLikeUploadPathTests {
         #expect(Self.value(Self.nfc) == "MVf://\u{1EC7}W2gwv3/")
         try withTestDatabase { db in
             _ = try StewardProcess.run(["migrate", "--database-url", db.url, "--migrations", TestEnvironment.migrationsDirectory])
-            let applied = try StewardProcess.run(["migrate", "--database-url", db.url, "--include", TestEnvironment.root + "/sql/optional/avatar-integrity"])
+            // A database that enabled the released files (1201, 1202) takes the newer definition on the next migrate.
+            let folder = TestEnvironment.root + "/sql/optional/avatar-integrity"
+            let released = NSTemporaryDirectory() + "steward-avatar-integrity-\(UUID().uuidString)/avatar-integrity"
+            try FileManager.default.createDirectory(atPath: released, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: (released as NSString).deletingLastPathComponent) }
+            for file in ["1201_avatar_object_exists.sql", "1202_avatar_reference_definition.sql"] {
+                try FileManager.default.copyItem(atPath: folder + "/" + file, toPath: released + "/" + file)
+            }
+            let first = try StewardProcess.run(["migrate", "--database-url", db.url, "--include", released])
+            #expect(first.exitCode == 0, "\(first.output)")
+            let applied = try StewardProcess.run(["migrate", "--database-url", db.url, "--include", folder])
             #expect(applied.exitCode == 0, "\(applied.output)")
             let c = try db.connectAsAdmin()
             for readings in [try ReferenceReadings(c), try ReferenceReadings(c, schema: "steward")] {
