@@ -251,7 +251,10 @@ begin
     if position(',' in forms[array_length(forms, 1)]) > 0 then
       texts := texts || regexp_split_to_array(forms[array_length(forms, 1)], '[\x01-\x1f\x7f"<>\\^`{|}#\[\],]+');
     end if;
-    for n in select distinct x from unnest(forms || texts) x where x <> '' loop
+    -- Each reading also as a client stores it before it uploads (runs of `/` and a trailing `/` dropped): an upload
+    -- path whose first folder ends with `:` (`a://b/` for the object a:/b) reads as a URL that is not Storage's.
+    for n in select distinct y.x from unnest(forms || texts) t(x),
+               lateral (values (t.x), (rtrim(regexp_replace(t.x, '/{2,}', '/', 'g'), '/'))) y(x) where y.x <> '' loop
       name := n; loose := true;
       return next;
       begin

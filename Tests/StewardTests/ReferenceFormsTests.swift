@@ -187,8 +187,10 @@ struct ReferenceFormsTests {
 
     @Test("property: the definition itself, 20,000 generated references: each may name its object; an orphan beside it, never")
     func definition() throws {
-        let seed = ReferenceWorld.seed() ^ 0xDEF1
-        print("reference forms (definition): seed \(seed); replay with STEWARD_TEST_SEED=\(ReferenceWorld.seed())")
+        // The generator runs on a seed derived from the session's; every message names the session's (the one to replay).
+        let replay = ReferenceWorld.seed()
+        let seed = replay ^ 0xDEF1
+        print("reference forms (definition): seed \(replay); replay with STEWARD_TEST_SEED=\(replay)")
         let world = ReferenceWorld.generate(seed: seed, count: 20_000)
         try withTestDatabase { db in
             let c = try db.connect()
@@ -204,8 +206,8 @@ struct ReferenceFormsTests {
                 """, [world.cases.map(\.value), world.cases.map(\.name), world.orphans, world.cases.map { $0.understood ? "t" : "f" }]).rows
             let lost = try rows.filter { try !$0.decode(Bool.self, at: 2) }.map { "\(try $0.decode(String.self, at: 0).debugDescription) → \(try $0.decode(String.self, at: 1).debugDescription)" }
             let orphanKept = try rows.filter { try $0.decode(Bool.self, at: 3) }.map { try $0.decode(String.self, at: 0).debugDescription }
-            #expect(lost.isEmpty, "seed \(seed): \(lost.count) reference(s) do not keep their object: \(lost.prefix(5))")
-            #expect(orphanKept.isEmpty, "seed \(seed): \(orphanKept.count) reference(s) keep an orphan: \(orphanKept.prefix(5))")
+            #expect(lost.isEmpty, "STEWARD_TEST_SEED=\(replay): \(lost.count) reference(s) do not keep their object: \(lost.prefix(5))")
+            #expect(orphanKept.isEmpty, "STEWARD_TEST_SEED=\(replay): \(orphanKept.count) reference(s) keep an orphan: \(orphanKept.prefix(5))")
             FaultLedger.record("reference forms: the definition, generated", runs: 1, faults: 0, objectsChecked: world.cases.count * 2,
                                losses: lost.count, cases: world.cases.count)
         }
@@ -213,7 +215,11 @@ struct ReferenceFormsTests {
 
     @Test("the installed trigger's copy of the definition is Steward's, byte for byte")
     func oneDefinition() throws {
-        let text = try String(contentsOfFile: TestEnvironment.root + "/sql/optional/avatar-integrity/1202_avatar_reference_definition.sql", encoding: .utf8)
+        // The copy the trigger runs is the one the last file defining it leaves (released files are never edited).
+        let folder = TestEnvironment.root + "/sql/optional/avatar-integrity"
+        let texts = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".sql") }.sorted()
+            .map { try String(contentsOfFile: folder + "/" + $0, encoding: .utf8) }
+        let text = try #require(texts.last { $0.contains("function steward.reference_names(") })
         let bodies = text.components(separatedBy: "$body$")
         #expect(bodies.count == 5, "two functions quoted with $body$")
         #expect(bodies.count == 5 && bodies[1] == ObjectReference.namesFunctionBody, "steward.reference_names differs from ObjectReference.namesFunctionBody")
@@ -328,6 +334,64 @@ struct ReferenceReproductionTests {
             #expect(storageDeleted == 2)
             let audited = Set(try w.db.connect().query("select name from steward.deleted_objects where deleted_at is not null").rows.map { Array(try $0.decode(String.self, at: 0).utf8) })
             #expect(audited == (referenceOne ? [Array(nfd.utf8), Array("other.jpeg".utf8)] : [Array(nfc.utf8), Array(nfd.utf8)]))
+        }
+    }
+}
+
+/// The upload path `MVf://ệW2gwv3/` (its first folder ends with `:`, so it reads as a URL that is not Storage's) for
+/// the object Storage holds as `MVf:/ệW2gwv3` (runs of `/` and the trailing `/` dropped), in NFC and in NFD bytes.
+@Suite("reference forms: an upload path that reads as a URL")
+struct SchemeLikeUploadPathTests {
+    static let nfc = "MVf:/\u{1EC7}W2gwv3"
+    static let nfd = nfc.decomposedStringWithCanonicalMapping
+    static func value(_ name: String) -> String { name.replacingOccurrences(of: ":/", with: "://") + "/" }
+
+    @Test("the definition: the value may name its object, byte for byte (not its NFC/NFD twin), in both copies")
+    func definition() throws {
+        #expect(Array(Self.nfc.utf8) != Array(Self.nfd.utf8), "the two forms differ in bytes")
+        #expect(Self.value(Self.nfc) == "MVf://\u{1EC7}W2gwv3/")
+        try withTestDatabase { db in
+            _ = try StewardProcess.run(["migrate", "--database-url", db.url, "--migrations", TestEnvironment.migrationsDirectory])
+            // A database that enabled the released files (1201, 1202) takes the newer definition on the next migrate.
+            let folder = TestEnvironment.root + "/sql/optional/avatar-integrity"
+            let released = NSTemporaryDirectory() + "steward-avatar-integrity-\(UUID().uuidString)/avatar-integrity"
+            try FileManager.default.createDirectory(atPath: released, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: (released as NSString).deletingLastPathComponent) }
+            for file in ["1201_avatar_object_exists.sql", "1202_avatar_reference_definition.sql"] {
+                try FileManager.default.copyItem(atPath: folder + "/" + file, toPath: released + "/" + file)
+            }
+            let first = try StewardProcess.run(["migrate", "--database-url", db.url, "--include", released])
+            #expect(first.exitCode == 0, "\(first.output)")
+            let applied = try StewardProcess.run(["migrate", "--database-url", db.url, "--include", folder])
+            #expect(applied.exitCode == 0, "\(applied.output)")
+            let c = try db.connectAsAdmin()
+            for readings in [try ReferenceReadings(c), try ReferenceReadings(c, schema: "steward")] {
+                for (name, twin) in [(Self.nfc, Self.nfd), (Self.nfd, Self.nfc)] {
+                    let value = Self.value(name)
+                    #expect(try readings.mayName(value, bucket: "avatars", object: name), "\(readings.schema): \(value.debugDescription) keeps \(name.debugDescription)")
+                    #expect(try !readings.mayName(value, bucket: "avatars", object: twin), "\(readings.schema): \(value.debugDescription) does not keep its twin")
+                    #expect(try !readings.mayName(value, bucket: "avatars", object: "MVf:/other"), "\(readings.schema)")
+                }
+            }
+        }
+    }
+
+    @Test("the job keeps the referenced object and deletes its twin; the trigger lets the value be saved", arguments: [false, true])
+    func job(decomposed: Bool) throws {
+        try AvatarWorld.with(users: 1) { w in
+            let applied = try StewardProcess.run(["migrate", "--database-url", w.db.url, "--include", TestEnvironment.root + "/sql/optional/avatar-integrity"])
+            #expect(applied.exitCode == 0, "\(applied.output)")
+            let (name, twin) = decomposed ? (Self.nfd, Self.nfc) : (Self.nfc, Self.nfd)
+            try w.storage.upload([Self.nfc, Self.nfd, "gone.jpeg"])
+            try w.storage.age(2 * 86400)
+            try w.reference(0, Self.value(name))
+            try w.storage.reset()
+            let (result, summary) = try w.run(["--force"])
+            #expect(result.exitCode == 0, "\(result.output)")
+            let left = Set(try w.db.connect().query("select name from storage.objects where bucket_id = 'avatars'").rows.map { Array(try $0.decode(String.self, at: 0).utf8) })
+            #expect(left == [Array(name.utf8)], "left: \(left.map { String(decoding: $0, as: UTF8.self).debugDescription })")
+            #expect(!left.contains(Array(twin.utf8)))
+            #expect(summary["deleted"] == 2, "\(summary)")
         }
     }
 }

@@ -12,8 +12,13 @@ public struct SeededGenerator: RandomNumberGenerator {
     }
 
     /// The seed of a generated test: `STEWARD_TEST_SEED` when set (to replay a printed seed), else a fresh one.
+    /// A value that is not a decimal seed stops the run: a fresh seed in its place would not replay anything.
     public static var seedFromEnvironment: UInt64 {
-        ProcessInfo.processInfo.environment["STEWARD_TEST_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 1...UInt64.max)
+        guard let text = ProcessInfo.processInfo.environment["STEWARD_TEST_SEED"] else { return UInt64.random(in: 1...UInt64.max) }
+        guard let seed = UInt64(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            fatalError("STEWARD_TEST_SEED=\(text.debugDescription) is not a decimal seed (0 to 18446744073709551615)")
+        }
+        return seed
     }
 
     /// Seeded from `STEWARD_TEST_SEED` when set, else at random.
