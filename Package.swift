@@ -23,19 +23,22 @@ let package = Package(
         .systemLibrary(name: "CPgQuery", providers: [.apt(["libpg-query-dev"])]),
 
         // One thin Swift layer over each C library; nothing above them imports C.
-        .target(name: "Postgres", dependencies: ["CPostgres", "Logging"]),
+        .target(name: "Postgres", dependencies: ["CPostgres", "BlockingExecutor", "Logging"]),
         .target(name: "Crypto", dependencies: ["COpenSSL"]),
         .target(name: "Config", dependencies: ["Logging"]),
-        .target(name: "HTTP", dependencies: ["CCurl"]),
+        .target(name: "HTTP", dependencies: ["CCurl", "BlockingExecutor"]),
         .target(name: "SQLParser", dependencies: ["CPgQuery"]),
+
+        // The threads every blocking C call runs on, off the cooperative pool and cancellable.
+        .target(name: "BlockingExecutor"),
 
         // Concerns of Steward itself.
         .target(name: "Logging"),
         .target(name: "Migrations", dependencies: ["Postgres", "Crypto", "Logging", "SQLParser"]),
         .target(name: "CLI", dependencies: ["Logging"]),
         .target(name: "Scheduler"),
-        .target(name: "Storage", dependencies: ["HTTP", "Logging"]),
-        .target(name: "Apple", dependencies: ["Crypto", "HTTP"]),
+        .target(name: "Storage", dependencies: ["BlockingExecutor", "HTTP", "Logging"]),
+        .target(name: "Apple", dependencies: ["BlockingExecutor", "Crypto", "HTTP"]),
         .target(name: "Jobs", dependencies: ["Postgres", "Config", "Scheduler", "Logging", "Usernames", "Storage", "Apple", "Crypto", "HTTP"]),
         .target(name: "CSystem"),
         .target(name: "CUnicode"),

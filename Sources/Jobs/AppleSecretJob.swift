@@ -93,10 +93,10 @@ public struct AppleSecretJob: Job {
             throw AppleSecretStatus.Failure(description: "auto_rotate needs the Management API: set [apple] project_ref and access_token_file")
         }
         let token = try StewardConfig.readSecret(path: tokenFile, what: "Management API token")
-        let api = ManagementAPI(baseURL: apple.managementURL, projectRef: ref, token: token)
+        let api = ManagementSession(baseURL: apple.managementURL, projectRef: ref, token: token)
         let hash = secret.managementHash(projectRef: ref)
-        try await AppleSecretStatus.onOwnThread { try api.setAppleSecret(secret.token) }
-        let live = try await AppleSecretStatus.onOwnThread { try api.appleSettings().secretHash }
+        try await api.run { try $0.setAppleSecret(secret.token) }
+        let live = try await api.run { try $0.appleSettings().secretHash }
         guard live == hash else {
             throw AppleSecretStatus.Failure(description: "pushed a new Apple secret, but the project reports another hash (\(live?.prefix(12) ?? "none")…): check the Management API")
         }
@@ -110,12 +110,12 @@ public struct AppleSecretJob: Job {
     /// The transfer stops with the run (its timeout, a shutdown).
     static func postWebhook(_ url: String, text: String, logger: Logger) async -> Bool {
         let body = Array(JSON.object([("text", .string(text))]).rendered.utf8)
-        let cancellation = HTTPCancellation.current   // read here, in the run's task, so the transfer stops with the run
-        let outcome = try? await AppleSecretStatus.onOwnThread { () -> (ok: Bool, detail: String) in
+        // Made here, in the run's task, so the transfer stops with the run.
+        let session = HTTPSession(cancellation: HTTPCancellation.current)
+        let outcome = try? await session.run { client -> (ok: Bool, detail: String) in
             var policy = RetryPolicy()
             policy.maxAttempts = 3
             policy.maxDelaySeconds = 2
-            let client = HTTPClient(cancellation: cancellation)
             let request = HTTPRequest(method: "POST", url: url, headers: [("Content-Type", "application/json")], body: body,
                                       maxResponseBytes: webhookMaxAnswerBytes, urlIsSecret: true)
             do {

@@ -192,3 +192,7 @@ func withOptionalCStringArray<R>(_ strings: [String?], _ body: (UnsafePointer<Un
     let pointers = copies.map { UnsafePointer($0) } + [nil]
     return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
 }
+
+/// A connection is one libpq handle: used by one thread at a time, handed between threads only by `DatabaseSession`.
+@available(*, unavailable)
+extension Connection: Sendable {}

@@ -113,10 +113,10 @@ enum AppleSecretJobPush {
             throw ConfigError(file: "(config)", key: "[apple]", message: "--push needs project_ref and access_token_file")
         }
         let token = try StewardConfig.readSecret(path: tokenFile, what: "Management API token")
-        let api = ManagementAPI(baseURL: apple.managementURL, projectRef: ref, token: token)
+        let api = ManagementSession(baseURL: apple.managementURL, projectRef: ref, token: token)
         let hash = secret.managementHash(projectRef: ref)
-        try api.setAppleSecret(secret.token)
-        guard try api.appleSettings().secretHash == hash else {
+        try await api.run { try $0.setAppleSecret(secret.token) }
+        guard try await api.run({ try $0.appleSettings().secretHash }) == hash else {
             throw AppleSecretStatus.Failure(description: "pushed the secret, but the project reports another hash")
         }
         try await AppleSecretStatus.record(secret, hash: hash, delivered: "management-api", database: session)
