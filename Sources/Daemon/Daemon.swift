@@ -51,7 +51,7 @@ public final class Daemon: Sendable {
             logger.critical("cannot open the control socket", [("error", "\(error)")])
             return 1
         }
-        let sessionSettings = [("lock_timeout", "10s"), ("statement_timeout", "5min")]
+        let sessionSettings = JobSessionLimits.settings
         let makeSession: @Sendable (String) -> DatabaseSession = { [target, logger] label in
             DatabaseSession(target, label: label, logger: logger.named("postgres"), settings: sessionSettings)
         }
@@ -193,7 +193,7 @@ public final class Daemon: Sendable {
                 notifier.watchdog()
                 lastPing = now
             }
-            let s = coordinator.state.withLock { ($0.isLeader, $0.databaseReachable, $0.running.count) }
+            let s = coordinator.state.withLock { ($0.isLeader, $0.databaseReachable, $0.scheduler.runningJobs.count) }
             let status = !s.1 ? "database unreachable; retrying" : (s.0 ? "leader; \(s.2) job(s) running" : "standing by (another instance leads)")
             if status != lastStatus { notifier.status(status); lastStatus = status }
             let config = coordinator.settings.config
