@@ -62,6 +62,7 @@ let package = Package(
         .testTarget(name: "MigrationsTests", dependencies: ["Migrations", "Postgres", "SQLParser", "Crypto", "TestSupport"]),
         .testTarget(name: "ConfigTests", dependencies: ["Config", "CLI", "Jobs", "Logging", "Scheduler", "Control", "TestSupport"]),
         .testTarget(name: "SchedulerTests", dependencies: ["Scheduler"]),
+        .testTarget(name: "BlockingExecutorTests", dependencies: ["BlockingExecutor"]),
         .testTarget(name: "UsernamesTests", dependencies: ["Usernames"]),
         .testTarget(name: "StewardTests", dependencies: ["FileSystem", "Postgres", "Storage", "TestSupport", "steward"]),
     ]

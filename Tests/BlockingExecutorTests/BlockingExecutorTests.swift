@@ -1,0 +1,109 @@
+import BlockingExecutor
+import Foundation
+import Synchronization
+import Testing
+
+/// Counts calls running at once and the most seen.
+final class Occupancy: Sendable {
+    private let state = Mutex((now: 0, most: 0))
+    func enter() { state.withLock { $0.now += 1; $0.most = max($0.most, $0.now) } }
+    func leave() { state.withLock { $0.now -= 1 } }
+    var most: Int { state.withLock { $0.most } }
+}
+
+@Suite("the blocking executor: bounded threads, ordered lanes, cancel hooks")
+struct BlockingExecutorTests {
+    @Test("never more threads than its bound, however many calls wait; every call runs once")
+    func bounded() async throws {
+        let executor = BlockingExecutor(threads: 3)
+        let occupancy = Occupancy()
+        let total = try await withThrowingTaskGroup(of: Int.self) { group in
+            for index in 0..<40 {
+                group.addTask {
+                    try await executor.run {
+                        occupancy.enter()
+                        defer { occupancy.leave() }
+                        usleep(2_000)
+                        return index
+                    }
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+        #expect(total == (0..<40).reduce(0, +))
+        #expect(occupancy.most <= 3)
+        #expect(executor.threadCount <= 3)
+    }
+
+    @Test("a lane runs its calls one at a time, in the order submitted, over a shared executor")
+    func laneOrder() async throws {
+        let executor = BlockingExecutor(threads: 4)
+        let lane = SerialLane(on: executor)
+        let occupancy = Occupancy()
+        let seen = Mutex<[Int]>([])
+        // Submitted from one task one after another: each waits for the one before it.
+        for index in 0..<30 {
+            try await lane.run {
+                occupancy.enter()
+                defer { occupancy.leave() }
+                seen.withLock { $0.append(index) }
+            }
+        }
+        // Submitted at once from many tasks: never two at the same time.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<30 {
+                group.addTask { try await lane.run { occupancy.enter(); usleep(500); occupancy.leave() } }
+            }
+            try await group.waitForAll()
+        }
+        #expect(seen.withLock { $0 } == Array(0..<30))
+        #expect(occupancy.most == 1)
+    }
+
+    @Test("cancelling the task while its call runs calls the hook, which interrupts the call")
+    func cancelWhileRunning() async throws {
+        let executor = BlockingExecutor(threads: 2)
+        let hooks = Mutex(0)
+        let stop = WaitCondition()
+        let stopped = Mutex(false)
+        let started = Date()
+        let task = Task {
+            try await executor.run({
+                // A blocking call that only the hook ends (or a minute passes).
+                stop.locked { while !stopped.withLock({ $0 }) && Date().timeIntervalSince(started) < 60 { stop.wait(seconds: 1) } }
+                return stopped.withLock { $0 }
+            }, onCancel: {
+                hooks.withLock { $0 += 1 }
+                stopped.withLock { $0 = true }
+                stop.locked { stop.broadcast() }
+            })
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        task.cancel()
+        let interrupted = try await task.value
+        #expect(interrupted)
+        #expect(hooks.withLock { $0 } == 1)
+        #expect(Date().timeIntervalSince(started) < 5)
+    }
+
+    @Test("a task cancelled before its call starts still runs the call (cleanup gets done) and fires no hook")
+    func cancelBeforeStart() async throws {
+        let executor = BlockingExecutor(threads: 1)
+        let lane = SerialLane(on: executor)
+        let hooks = Mutex(0)
+        let gate = WaitCondition()
+        let open = Mutex(false)
+        // Occupies the only thread until the gate opens.
+        let blocker = Task { try await lane.run { gate.locked { while !open.withLock({ $0 }) { gate.wait(seconds: 1) } } } }
+        try await Task.sleep(for: .milliseconds(100))
+        let queued = Task { try await lane.run({ 42 }, onCancel: { hooks.withLock { $0 += 1 } }) }
+        try await Task.sleep(for: .milliseconds(100))
+        queued.cancel()
+        try await Task.sleep(for: .milliseconds(100))
+        open.withLock { $0 = true }
+        gate.locked { gate.broadcast() }
+        try await blocker.value
+        #expect(try await queued.value == 42)
+        #expect(hooks.withLock { $0 } == 0, "the hook reached a call that was not running (it would cancel the one before it)")
+    }
+}
