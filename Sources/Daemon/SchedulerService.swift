@@ -8,7 +8,7 @@ import Scheduler
 /// second late), starts runs as child tasks, records skipped and missed slots, runs `ctl run` requests through the
 /// same state, and on stop (woken at once, not polled) lets running jobs, scheduled or manual, finish within
 /// `shutdown_timeout` before cancelling them.
-struct SchedulerService {
+struct SchedulerService: DaemonService {
     let coordinator: Coordinator
     let lifecycle: Lifecycle
     let logger: Logger
@@ -27,7 +27,7 @@ struct SchedulerService {
         case shutdownDeadline
     }
 
-    func run() async {
+    func run() async throws {
         var sessions: [String: DatabaseSession] = [:]
         var history: RunHistory { RunHistory(session: session, host: host, pid: Int(getpid())) }
         let manualRuns = coordinator.manualRuns
