@@ -17,9 +17,14 @@ public final class BlockingExecutor: Sendable {
     private let wake = WaitCondition()
     private let queue: Queue
 
+    /// What a call leaves to do once its thread counts as free again: resume its caller.
+    typealias Completion = @Sendable () -> Void
+    /// One call: runs the blocking part and returns its completion.
+    typealias Work = @Sendable () -> Completion
+
     /// The work waiting and the threads serving it; only touched inside `wake.locked`.
     private final class Queue: @unchecked Sendable {
-        var items: [@Sendable () -> Void] = []
+        var items: [Work] = []
         var head = 0
         var threads = 0
         var idle = 0
@@ -43,11 +48,12 @@ public final class BlockingExecutor: Sendable {
     }
 
     /// Queues `work` for the next free thread, starting a thread if none is free and the limit allows.
-    func submit(_ work: @escaping @Sendable () -> Void) {
+    func submit(_ work: @escaping Work) {
         let start = wake.locked { () -> Bool in
             queue.items.append(work)
             wake.broadcast()
-            guard queue.idle == 0, queue.threads < maxThreads else { return false }
+            // A thread for each waiting call, up to the limit: a call never waits behind one that may be waiting for it.
+            guard queue.items.count - queue.head > queue.idle, queue.threads < maxThreads else { return false }
             queue.threads += 1
             return true
         }
@@ -71,22 +77,31 @@ public final class BlockingExecutor: Sendable {
                 queue.threads -= 1
                 return queue.threads == 0
             }
-            if none, let work = next(waiting: false) { work() }
+            if none, let work = next(waiting: false) { work()() }
         }
     }
 
-    /// A worker's loop: takes the oldest waiting work, or sleeps until some arrives.
+    /// A worker's loop: takes the oldest waiting work, or sleeps until some arrives. The thread counts as free before
+    /// it resumes a caller, so the caller's next call reuses it instead of starting another thread.
     private func serve() {
-        while let work = next(waiting: true) { work() }
+        var completion: Completion?
+        while true {
+            wake.locked { queue.idle += 1 }
+            completion?()
+            completion = nil
+            guard let work = next(waiting: true, counted: true) else { return }
+            completion = work()
+        }
     }
 
-    private func next(waiting: Bool) -> (@Sendable () -> Void)? {
+    /// The oldest waiting work; `counted` when the calling thread is already counted idle (it stops being so here).
+    private func next(waiting: Bool, counted: Bool = false) -> Work? {
         wake.locked {
+            if !counted { queue.idle += 1 }
+            defer { queue.idle -= 1 }
             while queue.head == queue.items.count {
                 guard waiting else { return nil }
-                queue.idle += 1
                 wake.wait()
-                queue.idle -= 1
             }
             let work = queue.items[queue.head]
             queue.head += 1

@@ -6,7 +6,7 @@ final class CancelTicket: Sendable {
     private let phase = Mutex(Phase.queued)
 
     /// Awaits `body`, handed to `submit` to run on some thread; `onCancel` fires if the task is cancelled while it runs.
-    static func perform<T: Sendable>(submit: (@escaping @Sendable () -> Void) -> Void,
+    static func perform<T: Sendable>(submit: (@escaping BlockingExecutor.Work) -> Void,
                                      body: @escaping @Sendable () throws -> T,
                                      onCancel: @escaping @Sendable () -> Void) async throws -> T {
         let ticket = CancelTicket()
@@ -17,7 +17,7 @@ final class CancelTicket: Sendable {
                     let result = Result { try body() }
                     // Waits for a cancel hook under way, so it never reaches the next call on the same handle.
                     ticket.phase.withLock { $0 = .finished }
-                    continuation.resume(with: result)
+                    return { continuation.resume(with: result) }
                 }
             }
         } onCancel: {

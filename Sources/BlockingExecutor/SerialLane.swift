@@ -5,7 +5,7 @@ import Synchronization
 public final class SerialLane: Sendable {
     private struct State {
         var busy = false
-        var pending: [@Sendable () -> Void] = []
+        var pending: [BlockingExecutor.Work] = []
         var head = 0
     }
 
@@ -20,7 +20,7 @@ public final class SerialLane: Sendable {
         try await CancelTicket.perform(submit: enqueue, body: body, onCancel: onCancel)
     }
 
-    private func enqueue(_ work: @escaping @Sendable () -> Void) {
+    private func enqueue(_ work: @escaping BlockingExecutor.Work) {
         let startNow = state.withLock { s -> Bool in
             if s.busy { s.pending.append(work); return false }
             s.busy = true
@@ -29,10 +29,11 @@ public final class SerialLane: Sendable {
         if startNow { executor.submit { self.drain(first: work) } }
     }
 
-    /// Runs `first`, then hands the next waiting call back to the executor (so one lane never keeps a thread).
-    private func drain(first: @escaping @Sendable () -> Void) {
-        first()
-        let next = state.withLock { s -> (@Sendable () -> Void)? in
+    /// Runs `first`, then hands the next waiting call back to the executor (so one lane never keeps a thread). The
+    /// lane's turn passes before the caller is resumed, so the caller's next call finds the lane free.
+    private func drain(first: @escaping BlockingExecutor.Work) -> BlockingExecutor.Completion {
+        let completion = first()
+        let next = state.withLock { s -> BlockingExecutor.Work? in
             guard s.head < s.pending.count else {
                 s.busy = false
                 s.pending.removeAll()
@@ -43,6 +44,9 @@ public final class SerialLane: Sendable {
             s.head += 1
             return work
         }
-        if let next { executor.submit { self.drain(first: next) } }
+        return {
+            completion()
+            if let next { self.executor.submit { self.drain(first: next) } }
+        }
     }
 }

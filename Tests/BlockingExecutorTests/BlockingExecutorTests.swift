@@ -35,6 +35,30 @@ struct BlockingExecutorTests {
         #expect(executor.threadCount <= 3)
     }
 
+    @Test("calls made one after another reuse one thread (no thread, stack or malloc arena per call)")
+    func sequentialReuse() async throws {
+        let executor = BlockingExecutor(threads: 8)
+        let lane = SerialLane(on: executor)
+        for index in 0..<300 {
+            #expect(try await (index % 2 == 0 ? executor.run { index } : lane.run { index }) == index)
+        }
+        #expect(executor.threadCount == 1)
+    }
+
+    @Test("a call waiting for another one in the queue gets a thread of its own (below the bound)")
+    func noWaitingBehind() async throws {
+        let executor = BlockingExecutor(threads: 4)
+        let gate = WaitCondition()
+        let open = Mutex(false)
+        // The first call blocks until the second has run: with one thread for both, it would wait the full minute.
+        let started = Date()
+        async let first: Void = executor.run { gate.locked { while !open.withLock({ $0 }) && Date().timeIntervalSince(started) < 60 { gate.wait(seconds: 1) } } }
+        try await Task.sleep(for: .milliseconds(50))
+        try await executor.run { open.withLock { $0 = true }; gate.locked { gate.broadcast() } }
+        try await first
+        #expect(Date().timeIntervalSince(started) < 5)
+    }
+
     @Test("a lane runs its calls one at a time, in the order submitted, over a shared executor")
     func laneOrder() async throws {
         let executor = BlockingExecutor(threads: 4)
