@@ -24,7 +24,8 @@ public final class BlockingExecutor: Sendable {
 
     /// The work waiting and the threads serving it; only touched inside `wake.locked`.
     private final class Queue: @unchecked Sendable {
-        var items: [Work] = []
+        /// Taken entries are cleared at once, so a finished call's captures are freed with it.
+        var items: [Work?] = []
         var head = 0
         var threads = 0
         var idle = 0
@@ -104,6 +105,7 @@ public final class BlockingExecutor: Sendable {
                 wake.wait()
             }
             let work = queue.items[queue.head]
+            queue.items[queue.head] = nil
             queue.head += 1
             if queue.head > 64, queue.head * 2 > queue.items.count {
                 queue.items.removeFirst(queue.head)

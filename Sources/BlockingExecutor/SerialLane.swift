@@ -5,7 +5,8 @@ import Synchronization
 public final class SerialLane: Sendable {
     private struct State {
         var busy = false
-        var pending: [BlockingExecutor.Work] = []
+        /// Taken entries are cleared at once, so a finished call's captures are freed with it.
+        var pending: [BlockingExecutor.Work?] = []
         var head = 0
     }
 
@@ -41,6 +42,7 @@ public final class SerialLane: Sendable {
                 return nil
             }
             let work = s.pending[s.head]
+            s.pending[s.head] = nil
             s.head += 1
             return work
         }
