@@ -22,7 +22,7 @@ struct SessionCancellationTests {
             task.cancel()
             let error = await #expect(throws: PostgresError.self) { try await task.value }
             #expect(error?.sqlState == "57014", "\(String(describing: error))")
-            #expect(Date().timeIntervalSince(started) < 10)
+            #expect(Date().timeIntervalSince(started) < 30, "the 60 s sleep was not cut")
             // The session is still usable, on the same connection.
             #expect(try await session.run { try $0.query("select 1").rows[0].decode(Int.self, at: 0) } == 1)
             #expect(try await session.run { $0.backendPID } == pid)
