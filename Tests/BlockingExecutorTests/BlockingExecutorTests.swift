@@ -50,10 +50,11 @@ struct BlockingExecutorTests {
         let executor = BlockingExecutor(threads: 4)
         let gate = WaitCondition()
         let open = Mutex(false)
-        // The first call blocks until the second has run: with one thread for both, it would give up after two minutes.
+        // The first call blocks until the second has run: with one thread for both, it would give up after 15 minutes
+        // (bounds are wide: under a full parallel test run the cooperative pool can be busy for minutes).
         let started = Date()
         async let first: Bool = executor.run {
-            gate.locked { while !open.withLock({ $0 }) && Date().timeIntervalSince(started) < 120 { gate.wait(seconds: 1) } }
+            gate.locked { while !open.withLock({ $0 }) && Date().timeIntervalSince(started) < 900 { gate.wait(seconds: 1) } }
             return open.withLock { $0 }
         }
         try await Task.sleep(for: .milliseconds(50))
@@ -96,8 +97,8 @@ struct BlockingExecutorTests {
         let task = Task {
             try await executor.run({
                 phase.withLock { $0.running = true }
-                // A blocking call that only the hook ends (or two minutes pass).
-                stop.locked { while !phase.withLock({ $0.stopped }) && Date().timeIntervalSince(started) < 120 { stop.wait(seconds: 1) } }
+                // A blocking call that only the hook ends (or 15 minutes pass).
+                stop.locked { while !phase.withLock({ $0.stopped }) && Date().timeIntervalSince(started) < 900 { stop.wait(seconds: 1) } }
                 return phase.withLock { $0.stopped }
             }, onCancel: {
                 hooks.withLock { $0 += 1 }
