@@ -33,11 +33,14 @@ let package = Package(
         .systemLibrary(name: "CPgQuery", providers: [.apt(["libpg-query-dev"])]),
 
         // One thin Swift layer over each C library; nothing above them imports C.
-        .target(name: "Postgres", dependencies: ["CPostgres", "Logging"]),
+        .target(name: "Postgres", dependencies: ["CPostgres", "BlockingExecutor", "Logging"]),
         .target(name: "Crypto", dependencies: ["COpenSSL"]),
         .target(name: "Config", dependencies: ["Logging"]),
-        .target(name: "HTTP", dependencies: ["CCurl"]),
+        .target(name: "HTTP", dependencies: ["CCurl", "BlockingExecutor"]),
         .target(name: "SQLParser", dependencies: ["CPgQuery"]),
+
+        // The threads every blocking C call runs on, off the cooperative pool and cancellable.
+        .target(name: "BlockingExecutor"),
 
         // Concerns of Steward itself.
         .target(name: "Logging"),
@@ -51,8 +54,8 @@ let package = Package(
         .target(name: "SupabaseProject", dependencies: ["Migrations", "Postgres"]),
         .target(name: "CLI", dependencies: ["Logging"]),
         .target(name: "Scheduler"),
-        .target(name: "Storage", dependencies: ["HTTP", "Logging"]),
-        .target(name: "Apple", dependencies: ["Crypto", "HTTP"]),
+        .target(name: "Storage", dependencies: ["BlockingExecutor", "HTTP", "Logging"]),
+        .target(name: "Apple", dependencies: ["BlockingExecutor", "Crypto", "HTTP"]),
         // Every advisory lock key Steward takes.
         .target(name: "AdvisoryLocks"),
         .target(name: "Alerts", dependencies: ["HTTP", "Logging", "Postgres"], exclude: ["alerts.sql"]),
@@ -83,6 +86,7 @@ let package = Package(
         .testTarget(name: "ConfigTests", dependencies: ["Config", "CLI", "Jobs", "Logging", "Scheduler", "Control", "TestSupport", "steward",
                                                     "OrphanAvatars", "PruneHistory", "UsernameCheck"]),
         .testTarget(name: "SchedulerTests", dependencies: ["Scheduler"]),
+        .testTarget(name: "BlockingExecutorTests", dependencies: ["BlockingExecutor"]),
         .testTarget(name: "UsernamesTests", dependencies: ["Usernames"]),
         .testTarget(name: "StewardTests", dependencies: ["FileSystem", "Postgres", "Storage", "TestSupport", "steward"]),
     ] + jobModules

@@ -1,4 +1,3 @@
-import Dispatch
 import HTTP
 import Logging
 
@@ -21,12 +20,12 @@ public struct WebhookNotifier: Sendable {
     public func post(_ text: String) async -> Bool {
         let body = Array(JSON.object([("text", .string(text))]).rendered.utf8)
         let url = url
-        let cancellation = HTTPCancellation.current   // read here, in the run's task, so the transfer stops with the run
-        let outcome = try? await Self.onOwnThread { () -> (ok: Bool, detail: String) in
+        // Made here, in the run's task, so the transfer stops with the run.
+        let session = HTTPSession(cancellation: HTTPCancellation.current)
+        let outcome = try? await session.run { client -> (ok: Bool, detail: String) in
             var policy = RetryPolicy()
             policy.maxAttempts = 3
             policy.maxDelaySeconds = 2
-            let client = HTTPClient(cancellation: cancellation)
             let request = HTTPRequest(method: "POST", url: url, headers: [("Content-Type", "application/json")], body: body,
                                       maxResponseBytes: Self.maxAnswerBytes, urlIsSecret: true)
             do {
@@ -49,10 +48,4 @@ public struct WebhookNotifier: Sendable {
         return ok
     }
 
-    /// Runs blocking libcurl work on a thread of its own.
-    static func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue(label: "steward.webhook").async { continuation.resume(with: Result { try body() }) }
-        }
-    }
 }

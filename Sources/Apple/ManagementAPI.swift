@@ -4,7 +4,8 @@ import HTTP
 /// The part of Supabase's Management API that holds the Apple provider's settings:
 /// `GET`/`PATCH /v1/projects/{ref}/config/auth` with a personal access token (`sbp_…`). Answers are read under a
 /// size cap and quoted in errors only through the request's redactor (the token and the pushed secret removed).
-public final class ManagementAPI: @unchecked Sendable {
+/// Not for concurrent use (one libcurl handle): share it only through a `ManagementSession`.
+public final class ManagementAPI {
     /// The Apple fields as `GET` returns them; `secretHash` is `hex(HMAC-SHA256(ref, secret))`, never the secret.
     public struct AppleSettings: Sendable {
         public let enabled: Bool
@@ -23,6 +24,9 @@ public final class ManagementAPI: @unchecked Sendable {
     private let token: String
     private let http = HTTPClient()
     private let retry = RetryPolicy()
+
+    /// The switch that stops this client's transfers (the job's, when made inside one).
+    public var cancellation: HTTPCancellation { http.cancellation }
 
     public init(baseURL: String = "https://api.supabase.com", projectRef: String, token: String) {
         var base = baseURL
@@ -61,3 +65,7 @@ public final class ManagementAPI: @unchecked Sendable {
         return response
     }
 }
+
+/// One libcurl handle: used by one thread at a time, shared only through `ManagementSession`.
+@available(*, unavailable)
+extension ManagementAPI: Sendable {}

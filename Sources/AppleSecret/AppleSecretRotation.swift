@@ -31,10 +31,10 @@ public enum AppleSecretRotation {
                               message: "\(purpose) needs the Management API: set [apple] project_ref and access_token_file")
         }
         let token = try StewardConfig.readSecret(path: tokenFile, what: "Management API token")
-        let api = ManagementAPI(baseURL: apple.managementURL, projectRef: ref, token: token)
+        let api = ManagementSession(baseURL: apple.managementURL, projectRef: ref, token: token)
         let hash = secret.managementHash(projectRef: ref)
-        try await AppleSecretStatus.onOwnThread { try api.setAppleSecret(secret.token) }
-        let live = try await AppleSecretStatus.onOwnThread { try api.appleSettings().secretHash }
+        try await api.run { try $0.setAppleSecret(secret.token) }
+        let live = try await api.run { try $0.appleSettings().secretHash }
         guard live == hash else {
             throw AppleSecretStatus.Failure(description: "pushed a new Apple secret, but the project reports another hash (\(live?.prefix(12) ?? "none")…): check the Management API")
         }

@@ -1,6 +1,6 @@
 import Apple
 import Config
-import Dispatch
+import Crypto
 import Foundation
 import Postgres
 
@@ -52,8 +52,8 @@ public struct AppleSecretStatus: Sendable {
             return AppleSecretStatus(state: .unconfigured("set [apple] secret_file, or project_ref and access_token_file for the Management API"), source: "none", mismatches: [])
         }
         let token = try StewardConfig.readSecret(path: tokenFile, what: "Management API token")
-        let api = ManagementAPI(baseURL: apple.managementURL, projectRef: ref, token: token)
-        let settings = try await onOwnThread { try api.appleSettings() }
+        let api = ManagementSession(baseURL: apple.managementURL, projectRef: ref, token: token)
+        let settings = try await api.run { try $0.appleSettings() }
         guard let hash = settings.secretHash else {
             return AppleSecretStatus(state: apple.nativeBundleIDs.isEmpty ? .unconfigured("the project has no Apple secret set") : .notNeeded,
                                      source: "management-api", mismatches: [])
@@ -87,13 +87,6 @@ public struct AppleSecretStatus: Sendable {
                 insert into steward.apple_secrets (hmac, kid, iat, exp, delivered) values ($1, $2, to_timestamp($3), to_timestamp($4), $5)
                 on conflict (hmac) do nothing
                 """, [hash, secret.keyID, secret.issuedAt.timeIntervalSince1970, secret.expiresAt.timeIntervalSince1970, delivered])
-        }
-    }
-
-    /// Runs blocking libcurl work on a thread of its own.
-    static func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue(label: "steward.apple").async { continuation.resume(with: Result { try body() }) }
         }
     }
 }

@@ -108,11 +108,11 @@ struct ControlHandler: Sendable {
             text += name.padding(toLength: 17, withPad: " ", startingAt: 0)
                 + (configured.settings.enabled ? "yes" : "no").padding(toLength: 8, withPad: " ", startingAt: 0)
                 + (s.scheduler.isPaused(name) ? "yes" : "no").padding(toLength: 8, withPad: " ", startingAt: 0)
-                + (s.running.contains(name) ? "yes" : "no").padding(toLength: 8, withPad: " ", startingAt: 0)
+                + (s.scheduler.isRunning(name) ? "yes" : "no").padding(toLength: 8, withPad: " ", startingAt: 0)
                 + configured.settings.schedule.description.padding(toLength: 25, withPad: " ", startingAt: 0)
                 + (next.map(ISODate.string) ?? "-").padding(toLength: 22, withPad: " ", startingAt: 0) + lastText + "\n"
             items.append(.object([("name", .string(name)), ("enabled", .bool(configured.settings.enabled)),
-                                  ("paused", .bool(s.scheduler.isPaused(name))), ("running", .bool(s.running.contains(name))),
+                                  ("paused", .bool(s.scheduler.isPaused(name))), ("running", .bool(s.scheduler.isRunning(name))),
                                   ("schedule", .string(configured.settings.schedule.description)), ("next", .optional(next.map(ISODate.string))),
                                   ("last_status", .optional(lastRun?.status.rawValue)), ("last_started", .optional(lastRun?.startedAt.map(ISODate.string))),
                                   ("last_success", .optional(last[name]?.lastSuccess?.finishedAt.map(ISODate.string)))]))
@@ -153,13 +153,18 @@ struct ControlHandler: Sendable {
         guard let configured = coordinator.job(named: job) else { throw ControlError("no job \(job)") }
         let dryRun = request.flags.contains("--dry-run")
         logger.notice("run requested on the control socket", [("job", job), ("dry_run", String(dryRun)), ("uid", String(peer.uid))])
-        // A session of its own: the job lock is per session, so this run and a scheduled one exclude each other.
-        let runSession = makeSession(job)
-        coordinator.runStarted(job)
-        let outcome = await JobRunner(session: runSession, host: host, pid: Int(getpid()), logger: logger)
-            .execute(configured.job, settings: configured.settings, scheduledFor: nil, trigger: .manual, dryRun: dryRun)
-        coordinator.record(job: job, outcome: outcome)
-        await runSession.reset()
+        // The scheduler runs it as it runs a slot: through its state (one run of a job at a time here) and its shutdown grace.
+        let outcome: JobRunner.Outcome
+        if let handled = await coordinator.manualRuns.submit(job: job, dryRun: dryRun) {
+            outcome = handled
+        } else if coordinator.manualRuns.phase == .closed {
+            outcome = ManualRunner.refusal(reason: "the daemon is stopping: no new runs start")
+        } else {
+            // The scheduler has not started yet (the database is being waited for): the run goes on here, still
+            // through the scheduler's state.
+            outcome = await ManualRunner(coordinator: coordinator, makeSession: makeSession, host: host, logger: logger)
+                .run(configured, dryRun: dryRun)
+        }
         let text = "\(job): \(outcome.status.rawValue) in \(String(format: "%.2f", outcome.seconds)) s"
             + (outcome.summary.map { " — \($0.text)" } ?? "") + (outcome.reason.map { " — \($0)" } ?? "")
         let fields: [(String, JSON)] = [("job", .string(job)), ("status", .string(outcome.status.rawValue)), ("dry_run", .bool(dryRun)),

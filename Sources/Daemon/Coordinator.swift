@@ -21,7 +21,6 @@ public final class Coordinator: Sendable {
         var lastSummary: [String: [(String, Int64)]] = [:]
         /// Failed attempts of each job since its last success here.
         var consecutiveFailures: [String: Int] = [:]
-        var running: Set<String> = []
         var schemaDifferences = 0
         /// Known weaknesses of the app schema verify advises about (not differences).
         var schemaAdvisories = 0
@@ -31,6 +30,8 @@ public final class Coordinator: Sendable {
 
     let state: Mutex<State>
     public let startedAt = Date()
+    /// `ctl run` requests on their way to the scheduler.
+    let manualRuns = ManualRunQueue()
 
     init(settings: DaemonSettings) {
         state = Mutex(State(settings: settings, scheduler: SchedulerState(jobs: settings.enabledJobs.map(\.settings.timing))))
@@ -62,12 +63,9 @@ public final class Coordinator: Sendable {
 
     func job(named name: String) -> JobCatalog.Configured? { state.withLock { s in s.settings.jobs.first { $0.settings.name == name } } }
 
-    func runStarted(_ job: String) { _ = state.withLock { $0.running.insert(job) } }
-
     /// Counts a finished attempt for metrics and status.
     func record(job: String, outcome: JobRunner.Outcome) {
         state.withLock { s in
-            s.running.remove(job)
             s.runs[job, default: [:]][outcome.status.rawValue, default: 0] += 1
             s.lastStatus[job] = outcome.status.rawValue
             if outcome.status != .skipped { s.lastDuration[job] = outcome.seconds }

@@ -52,21 +52,19 @@ public final class Daemon: Sendable {
             logger.critical("cannot open the control socket", [("error", "\(error)")])
             return 1
         }
-        let sessionSettings = [("lock_timeout", "10s"), ("statement_timeout", "5min")]
+        let sessionSettings = JobSessionLimits.settings
         let makeSession: @Sendable (String) -> DatabaseSession = { [target, logger] label in
             DatabaseSession(target, label: label, logger: logger.named("postgres"), settings: sessionSettings)
         }
         let controlSession = makeSession("control")
 
+        let handler = ControlHandler(coordinator: coordinator, session: controlSession, makeSession: makeSession,
+                                     reload: { await self.reload() }, logger: logger.named("control"), host: host)
         let code = await withTaskGroup(of: Int32?.self) { group -> Int32 in
-            group.addTask { await self.handleSignals(relay) }
-            group.addTask {
-                // The socket answers while the database is still being waited for.
-                let handler = ControlHandler(coordinator: self.coordinator, session: controlSession, makeSession: makeSession,
-                                             reload: { await self.reload() }, logger: self.logger.named("control"), host: host)
-                await server.serve(listener) { line, peer in await handler.handle(line, peer: peer) }
-                return nil
-            }
+            Self.start(SignalService(relay: relay, lifecycle: lifecycle, notifier: notifier, logger: logger, reload: { await self.reload() }),
+                       in: &group, logger: logger)
+            // The socket answers while the database is still being waited for.
+            Self.start(ControlService(server: server, listener: listener, handler: handler), in: &group, logger: logger)
             guard await prepare(controlSession) else {
                 lifecycle.stop()
                 group.cancelAll()
@@ -74,17 +72,13 @@ public final class Daemon: Sendable {
             }
             notifier.ready(status: "running; standing by for leadership")
             logger.notice("ready", [("jobs", settings.enabledJobs.map(\.settings.name).joined(separator: ","))])
-            group.addTask {
-                await LeaderElection(session: makeSession("leader"), coordinator: self.coordinator, lifecycle: self.lifecycle,
-                                     logger: self.logger.named("leader"), host: host, pollSeconds: settings.config.leaderPollSeconds).run()
-                return nil
-            }
-            group.addTask {
-                await SchedulerService(coordinator: self.coordinator, lifecycle: self.lifecycle, logger: self.logger.named("scheduler"),
-                                       session: makeSession("scheduler"), makeSession: makeSession, host: host).run()
-                return 0
-            }
-            group.addTask { await self.housekeeping(); return nil }
+            Self.start(LeaderElection(session: makeSession("leader"), coordinator: coordinator, lifecycle: lifecycle,
+                                      logger: logger.named("leader"), host: host, pollSeconds: settings.config.leaderPollSeconds),
+                       in: &group, logger: logger)
+            Self.start(SchedulerService(coordinator: coordinator, lifecycle: lifecycle, logger: logger.named("scheduler"),
+                                        session: makeSession("scheduler"), makeSession: makeSession, host: host),
+                       in: &group, logger: logger, exitCode: 0)
+            Self.start(HousekeepingService(coordinator: coordinator, notifier: notifier, logger: logger), in: &group, logger: logger)
             // The scheduler returns once a stop was asked for and its runs are over (or cancelled at the shutdown
             // deadline): then everything else is cancelled, and the group waits for all of it to end.
             var exitCode: Int32 = 0
@@ -146,27 +140,6 @@ public final class Daemon: Sendable {
         return false
     }
 
-    /// First SIGTERM/SIGINT: graceful stop. A second: exit at once. SIGHUP: reload.
-    private func handleSignals(_ relay: SignalRelay) async -> Int32? {
-        for await number in relay.signals {
-            switch number {
-            case SIGHUP:
-                let errors = await reload()
-                if !errors.isEmpty { logger.error("reload refused; keeping the running configuration", [("errors", errors.joined(separator: "; "))]) }
-            default:
-                if lifecycle.stop() {
-                    logger.notice("stopping", [("signal", number == SIGTERM ? "SIGTERM" : "SIGINT")])
-                    notifier.stopping()
-                } else {
-                    logger.warning("second signal: exiting at once")
-                    exit(1)
-                }
-            }
-            if Task.isCancelled { break }
-        }
-        return nil
-    }
-
     /// Re-reads the config file: the new one replaces the old only if all of it is valid.
     func reload() async -> [String] {
         notifier.reloading()
@@ -183,27 +156,14 @@ public final class Daemon: Sendable {
         }
     }
 
-    /// Watchdog pings, the status line, and the metrics textfile.
-    private func housekeeping() async {
-        var lastStatus = ""
-        var lastPing = Date.distantPast
-        var lastMetrics = Date.distantPast
-        while !Task.isCancelled {
-            let now = Date()
-            if let interval = notifier.watchdogPingInterval, now.timeIntervalSince(lastPing) >= interval {
-                notifier.watchdog()
-                lastPing = now
-            }
-            let s = coordinator.state.withLock { ($0.isLeader, $0.databaseReachable, $0.running.count) }
-            let status = !s.1 ? "database unreachable; retrying" : (s.0 ? "leader; \(s.2) job(s) running" : "standing by (another instance leads)")
-            if status != lastStatus { notifier.status(status); lastStatus = status }
-            let config = coordinator.settings.config
-            if let path = config.metricsTextfile, now.timeIntervalSince(lastMetrics) >= config.metricsIntervalSeconds {
-                do { try MetricsRenderer.write(MetricsRenderer.render(coordinator), to: path) }
-                catch { logger.warning("could not write the metrics file", [("path", path), ("error", "\(error)")]) }
-                lastMetrics = now
-            }
-            try? await Task.sleep(nanoseconds: 250_000_000)
+    /// Runs `service` as a child task of the daemon's group; the task ends with `exitCode` when the service returns
+    /// (nil: the daemon goes on). A service that throws is logged and ends the same way.
+    private static func start(_ service: some DaemonService, in group: inout TaskGroup<Int32?>, logger: Logger, exitCode: Int32? = nil) {
+        group.addTask {
+            do { try await service.run() }
+            catch is CancellationError {}
+            catch { logger.error("service failed", [("service", String(describing: type(of: service))), ("error", "\(error)")]) }
+            return exitCode
         }
     }
 }

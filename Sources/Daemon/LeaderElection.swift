@@ -7,7 +7,7 @@ import Postgres
 /// session advisory lock on a dedicated connection. The leader checks its connection every second and
 /// steps down at the first failure; standbys try the lock every `leader_poll` seconds, so a dead
 /// leader is replaced within about that interval (the server frees its lock when its connection ends).
-struct LeaderElection {
+struct LeaderElection: DaemonService {
     /// `'STEWLEAD'`: the leader lock, apart from the migration lock and the job locks.
     static let key: Int64 = AdvisoryLock.leader
 
@@ -18,7 +18,7 @@ struct LeaderElection {
     let host: String
     let pollSeconds: Double
 
-    func run() async {
+    func run() async throws {
         var generation = -1
         var backoff = 1.0
         var waitingLogged = false

@@ -23,7 +23,7 @@ enum MetricsRenderer {
         metric("steward_job_enabled", "1 when the job is enabled", "gauge",
                s.settings.jobs.map { (job($0.settings.name), $0.settings.enabled ? 1 : 0) })
         metric("steward_job_paused", "1 when the job is paused", "gauge", jobs.map { (job($0), s.scheduler.isPaused($0) ? 1 : 0) })
-        metric("steward_job_running", "1 while a run of the job is going on here", "gauge", jobs.map { (job($0), s.running.contains($0) ? 1 : 0) })
+        metric("steward_job_running", "1 while a run of the job is going on here", "gauge", jobs.map { (job($0), s.scheduler.isRunning($0) ? 1 : 0) })
         metric("steward_job_last_success_timestamp_seconds", "when the job last succeeded", "gauge",
                jobs.compactMap { name in s.lastSuccess[name].map { (job(name), $0.timeIntervalSince1970) } })
         metric("steward_job_last_duration_seconds", "how long the last run took", "gauge",

@@ -5,9 +5,10 @@ import Postgres
 import Scheduler
 
 /// Drives the scheduler's decisions while this instance leads: wakes at each slot (never more than a
-/// second late), starts runs as child tasks, records skipped and missed slots, and on stop lets running
-/// jobs finish within `shutdown_timeout` before cancelling them.
-struct SchedulerService {
+/// second late), starts runs as child tasks, records skipped and missed slots, runs `ctl run` requests through the
+/// same state, and on stop (woken at once, not polled) lets running jobs, scheduled or manual, finish within
+/// `shutdown_timeout` before cancelling them.
+struct SchedulerService: DaemonService {
     let coordinator: Coordinator
     let lifecycle: Lifecycle
     let logger: Logger
@@ -20,19 +21,45 @@ struct SchedulerService {
     private enum Event: Sendable {
         case tick
         case finished(job: String, slot: Date?, attempt: Int, outcome: JobRunner.Outcome)
+        /// A `ctl run` request; nil once the queue closed or the listener was cancelled.
+        case request(ManualRun?)
+        case manualFinished(ManualRun, JobRunner.Outcome)
         case shutdownDeadline
     }
 
-    func run() async {
+    func run() async throws {
         var sessions: [String: DatabaseSession] = [:]
         var history: RunHistory { RunHistory(session: session, host: host, pid: Int(getpid())) }
+        let manualRuns = coordinator.manualRuns
+        let manual = ManualRunner(coordinator: coordinator, makeSession: makeSession, host: host, logger: logger)
+        manualRuns.open()
         await withTaskGroup(of: Event.self) { group in
             var seenTerm = 0
             var running = 0
             var draining = false
             group.addTask { .tick }
+            group.addTask { [lifecycle] in await lifecycle.waitForStop(); return .tick }
+            group.addTask { .request(await manualRuns.next()) }
             while let event = await group.next() {
                 switch event {
+                case .request(nil):
+                    continue
+                case .request(let request?):
+                    group.addTask { .request(await manualRuns.next()) }
+                    guard !draining else { request.reply(ManualRunner.refusal(reason: "the daemon is stopping: no new runs start")); continue }
+                    guard let configured = coordinator.job(named: request.job) else {
+                        request.reply(ManualRunner.refusal(reason: "no job \(request.job)"))
+                        continue
+                    }
+                    if let skipped = manual.claim(request.job) { request.reply(skipped); continue }
+                    running += 1
+                    group.addTask { .manualFinished(request, await manual.runClaimed(configured, dryRun: request.dryRun)) }
+                    continue
+                case .manualFinished(let request, let outcome):
+                    running -= 1
+                    request.reply(outcome)
+                    if draining && running == 0 { group.cancelAll() }
+                    continue
                 case .finished(let job, let slot, let attempt, let outcome):
                     running -= 1
                     coordinator.record(job: job, outcome: outcome)
@@ -51,6 +78,7 @@ struct SchedulerService {
                 if lifecycle.isStopping || Task.isCancelled {
                     if !draining {
                         draining = true
+                        manualRuns.close { _ in ManualRunner.refusal(reason: "the daemon is stopping: no new runs start") }
                         coordinator.withScheduler { $0.lostLeadership() }
                         if running == 0 { group.cancelAll(); continue }
                         let timeout = coordinator.settings.config.shutdownTimeoutSeconds
@@ -86,7 +114,6 @@ struct SchedulerService {
                         sessions[job] = jobSession
                         let runner = JobRunner(session: jobSession, host: host, pid: Int(getpid()), logger: logger)
                         running += 1
-                        coordinator.runStarted(job)
                         let runTrigger: RunTrigger = switch trigger { case .schedule: .schedule; case .catchUp: .catchUp; case .retry: .retry }
                         group.addTask {
                             let outcome = await runner.execute(configured.job, settings: configured.settings, scheduledFor: slot,
@@ -103,6 +130,7 @@ struct SchedulerService {
                 }
             }
         }
+        manualRuns.close { _ in ManualRunner.refusal(reason: "the daemon is stopping: no new runs start") }
         for session in sessions.values { await session.reset() }
     }
 

@@ -1,16 +1,16 @@
+import BlockingExecutor
 internal import CCurl
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// A stop switch and an optional deadline shared by every transfer of one unit of work (a job run): once cancelled,
-/// a running transfer is aborted within 100 ms, a retry wait ends at once, and no new transfer starts; no transfer
+/// a running transfer is aborted within 100 ms (the transfer loop checks it), a retry wait ends at once, and no new transfer starts; no transfer
 /// or wait outlasts the deadline. Safe to use from any thread.
 public final class HTTPCancellation: @unchecked Sendable {
     /// An atomic int owned by this object (read by the C transfer loop).
     let flag: UnsafeMutablePointer<Int32>
     /// When the work must be over; transfers and waits are cut to end by then.
     public let deadline: ContinuousClock.Instant?
+    /// Wakes retry waits the moment `cancel()` is called.
+    private let wake = WaitCondition()
 
     public init(deadline: ContinuousClock.Instant? = nil) {
         flag = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
@@ -24,7 +24,10 @@ public final class HTTPCancellation: @unchecked Sendable {
     @TaskLocal public static var current: HTTPCancellation?
 
     /// Aborts the running transfer and every later one.
-    public func cancel() { steward_flag_set(flag) }
+    public func cancel() {
+        steward_flag_set(flag)
+        wake.locked { wake.broadcast() }
+    }
 
     /// Whether `cancel()` was called or the deadline has passed.
     public var isCancelled: Bool {
@@ -41,16 +44,18 @@ public final class HTTPCancellation: @unchecked Sendable {
         return max(0, seconds)
     }
 
-    /// Sleeps up to `seconds` on the calling thread, waking within 50 ms of a cancellation; false when cancelled.
+    /// Sleeps up to `seconds` on the calling (blocking) thread, woken at once by `cancel()` and at the deadline;
+    /// false when cancelled.
     public func wait(_ seconds: Double) -> Bool {
         guard seconds.isFinite else { return !isCancelled }
-        let end = ContinuousClock.now + .milliseconds(Int64(min(max(seconds, 0), 86_400) * 1000))
-        while ContinuousClock.now < end {
-            if isCancelled { return false }
-            let left = end - .now
-            let step = min(left, .milliseconds(50))
-            let micros = step.components.seconds * 1_000_000 + step.components.attoseconds / 1_000_000_000_000
-            if micros > 0 { usleep(UInt32(micros)) }
+        var end = ContinuousClock.now + .milliseconds(Int64(min(max(seconds, 0), 86_400) * 1000))
+        if let deadline, deadline < end { end = deadline }
+        wake.locked {
+            while !isCancelled {
+                let left = end - .now
+                guard left > .zero else { break }
+                wake.wait(seconds: Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18)
+            }
         }
         return !isCancelled
     }

@@ -160,3 +160,7 @@ extension HTTPClient {
         }
     }
 }
+
+/// One libcurl easy handle: used by one thread at a time, shared only through `HTTPSession` (or a session of its own).
+@available(*, unavailable)
+extension HTTPClient: Sendable {}

@@ -15,6 +15,14 @@ public struct JobRunner: Sendable {
         /// Why it failed or was skipped.
         public let reason: String?
         public let seconds: Double
+
+        public init(status: Status, runID: Int64?, summary: JobSummary?, reason: String?, seconds: Double) {
+            self.status = status
+            self.runID = runID
+            self.summary = summary
+            self.reason = reason
+            self.seconds = seconds
+        }
     }
 
     /// A run-level failure reason that is not the job's own error.

@@ -20,14 +20,16 @@ public struct MigrationLock {
         self.logger = logger
     }
 
-    /// Takes the lock, polling until `timeoutSeconds`; says who holds it while waiting.
-    public func acquire(timeoutSeconds: Double, pollSeconds: Double = 0.2) throws {
+    /// Takes the lock, waiting up to `timeoutSeconds`; says who holds it while waiting (at once, then every 5 s).
+    /// The wait is the server's (`pg_advisory_lock` under a `lock_timeout` slice, the session's own restored after):
+    /// the lock is taken the moment it is free, and cancelling the session's call cancels the wait.
+    public func acquire(timeoutSeconds: Double) throws {
         let start = Self.now()
+        if try connection.query("select pg_try_advisory_lock($1)", [Self.key]).rows[0].decode(Bool.self, at: 0) { return }
+        let saved = try connection.query("select current_setting('lock_timeout')").rows[0].decode(String.self, at: 0)
+        defer { _ = try? connection.setSession("lock_timeout", saved) }
         var lastReport = -Double.infinity
         while true {
-            if try connection.query("select pg_try_advisory_lock(\(Self.key))").scalar(Bool.self) {
-                return
-            }
             let waited = Self.now() - start
             let holder = try self.holder()
             if waited >= timeoutSeconds {
@@ -39,7 +41,14 @@ public struct MigrationLock {
                                                                  ("timeout_s", String(Int(timeoutSeconds)))])
                 lastReport = waited
             }
-            usleep(UInt32(pollSeconds * 1_000_000))
+            let slice = min(5, timeoutSeconds - waited)
+            try connection.setSession("lock_timeout", "\(max(1, Int(slice * 1000)))ms")
+            do {
+                try connection.query("select pg_advisory_lock($1)", [Self.key])
+                return
+            } catch let error as PostgresError where error.sqlState == "55P03" {
+                continue   // lock_not_available: this slice is over
+            }
         }
     }
 

@@ -256,3 +256,7 @@ func withParameterArrays<R>(
         }
     }
 }
+
+/// A connection is one libpq handle: used by one thread at a time, handed between threads only by `DatabaseSession`.
+@available(*, unavailable)
+extension Connection: Sendable {}

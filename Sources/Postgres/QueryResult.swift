@@ -78,3 +78,7 @@ public final class QueryResult {
         return error
     }
 }
+
+/// A result belongs to the call that produced it: decode its rows (`Row` is `Sendable`) to hand them on.
+@available(*, unavailable)
+extension QueryResult: Sendable {}

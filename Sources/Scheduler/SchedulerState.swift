@@ -27,6 +27,8 @@ public struct SchedulerState: Sendable {
 
     private var entries: [String: Entry] = [:]
     private var order: [String] = []
+    /// Manual runs of jobs that have no schedule here (disabled ones).
+    private var unscheduledRunning: Set<String> = []
     /// True while this instance leads; slots come due only then.
     public private(set) var isLeader = false
 
@@ -79,10 +81,21 @@ public struct SchedulerState: Sendable {
     public mutating func setPaused(_ job: String, _ paused: Bool) { entries[job]?.paused = paused }
 
     public func isPaused(_ job: String) -> Bool { entries[job]?.paused ?? false }
-    public func isRunning(_ job: String) -> Bool { entries[job]?.running ?? false }
+    public func isRunning(_ job: String) -> Bool { entries[job]?.running ?? unscheduledRunning.contains(job) }
+
+    /// The jobs with a run going on here, scheduled or manual.
+    public var runningJobs: Set<String> { unscheduledRunning.union(entries.filter { $0.value.running }.keys) }
 
     /// Marks a run started outside the schedule (run-now), so a slot meanwhile is skipped.
     public mutating func markRunning(_ job: String) { entries[job]?.running = true }
+
+    /// Starts a manual run (`ctl run`) if no run of `job` is going on here: true when it may start (it is then marked
+    /// running until `finished`), false when another run is under way (whose running flag stays as it is).
+    public mutating func startManual(_ job: String) -> Bool {
+        guard !isRunning(job) else { return false }
+        if entries[job] != nil { entries[job]?.running = true } else { unscheduledRunning.insert(job) }
+        return true
+    }
 
     /// Everything due at `now`: slots to run, slots to skip (paused, still running), slots overslept (missed), retries.
     public mutating func due(now: Date) -> [Action] {
@@ -123,6 +136,7 @@ public struct SchedulerState: Sendable {
 
     /// A run ended; a failed scheduled run is retried after the backoff while attempts remain.
     public mutating func finished(job: String, slot: Date?, attempt: Int, succeeded: Bool, now: Date) {
+        unscheduledRunning.remove(job)
         guard var entry = entries[job] else { return }
         entry.running = false
         if !succeeded, isLeader, let slot, attempt <= entry.timing.retries {

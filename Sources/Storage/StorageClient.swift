@@ -6,7 +6,7 @@ import Logging
 /// download, get bucket. Retries network errors, 429, 5xx and the body's statusCode 503/423; reads errors from the
 /// body; never logs the key.
 /// Not for concurrent use (one libcurl handle): share it only through a `StorageSession`, which serialises calls.
-public final class StorageClient: @unchecked Sendable {
+public final class StorageClient {
     /// One object a delete call reports as deleted.
     public struct DeletedObject: Sendable, Equatable {
         public let name: String
@@ -19,6 +19,8 @@ public final class StorageClient: @unchecked Sendable {
     private let http: HTTPClient
     private let retry: RetryPolicy
     private let logger: Logger
+    /// The switch that stops this client's transfers (the job's, when made inside one).
+    public var cancellation: HTTPCancellation { http.cancellation }
     /// Requests sent (attempts included), for run summaries and benchmarks.
     public private(set) var requestCount = 0
 
@@ -151,3 +153,7 @@ public final class StorageClient: @unchecked Sendable {
         path.split(separator: "/", omittingEmptySubsequences: false).map { escape(String($0)) }.joined(separator: "/")
     }
 }
+
+/// One libcurl handle and a request counter: used by one thread at a time, shared only through `StorageSession`.
+@available(*, unavailable)
+extension StorageClient: Sendable {}

@@ -40,7 +40,7 @@ enum JobRunCommand: StewardCommand {
         let target = try context.connectionTarget()
         let logger = context.logger
         let session = DatabaseSession(target, label: "job", logger: logger.named("postgres"),
-                                      connectTimeoutSeconds: settings.config.connectTimeoutSeconds, settings: [("lock_timeout", "10s")])
+                                      connectTimeoutSeconds: settings.config.connectTimeoutSeconds, settings: JobSessionLimits.settings)
         try await session.run { c in
             try c.requireSessionState()
             try HistoryStore(connection: c).prepareLocked(logger: logger.named("migrations"))

@@ -13,8 +13,8 @@ enum RunCommand: StewardCommand {
 
         Under systemd (Type=notify) it reports READY=1 once the database is reachable and the schema checked,
         STATUS= lines, WATCHDOG=1 pings, RELOADING=1 around reloads, STOPPING=1 on shutdown.
-        SIGTERM/SIGINT: stop scheduling, let running jobs finish within [daemon] shutdown_timeout, release the
-        locks, exit 0; a second signal exits at once. SIGHUP: re-read the config (a bad one is refused, the old one kept).
+        SIGTERM/SIGINT: stop scheduling, let running jobs (scheduled ones and those started with ctl run) finish
+        within [daemon] shutdown_timeout, release the locks, exit 0; a second signal exits at once. SIGHUP: re-read the config (a bad one is refused, the old one kept).
 
         Example: steward run --config /etc/steward/steward.ini
         """,

@@ -31,6 +31,17 @@ public final class DaemonProcess: @unchecked Sendable {
         try StewardProcess.run(["ctl"] + words + ["--socket", socketPath] + (json ? ["--json"] : []), timeout: 60)
     }
 
+    /// `steward ctl <words…> --json` against this daemon, started in the background (for a reply that takes a while).
+    public func startCtl(_ words: [String]) throws -> StewardProcess.Running {
+        try StewardProcess.start(["ctl"] + words + ["--socket", socketPath, "--json"])
+    }
+
+    /// Whether `ctl jobs` says a run of `job` is going on (nil when the daemon did not answer).
+    public func isRunning(job: String) -> Bool? {
+        guard let jobs = (try? ctlJSON(["jobs"]))?["jobs"] as? [[String: Any]] else { return nil }
+        return jobs.first { $0["name"] as? String == job }?["running"] as? Bool
+    }
+
     /// The daemon's JSON reply to `words`, decoded.
     public func ctlJSON(_ words: [String]) throws -> [String: Any] {
         let result = try ctl(words, json: true)
