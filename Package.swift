@@ -34,9 +34,10 @@ let package = Package(
         .target(name: "Migrations", dependencies: ["Postgres", "Crypto", "Logging", "SQLParser"]),
         .target(name: "CLI", dependencies: ["Logging"]),
         .target(name: "Scheduler"),
+        .target(name: "Advisor", dependencies: ["Postgres", "Logging"]),
         .target(name: "Storage", dependencies: ["HTTP", "Logging"]),
         .target(name: "Apple", dependencies: ["Crypto", "HTTP"]),
-        .target(name: "Jobs", dependencies: ["Postgres", "Config", "Scheduler", "Logging", "Usernames", "Storage", "Apple", "Crypto", "HTTP"]),
+        .target(name: "Jobs", dependencies: ["Postgres", "Config", "Scheduler", "Logging", "Usernames", "Storage", "Apple", "Crypto", "HTTP", "Advisor"]),
         .target(name: "CSystem"),
         .target(name: "CUnicode"),
         // libcurl's headers (libcurl4-openssl-dev); the library itself is opened on first use.
@@ -50,7 +51,7 @@ let package = Package(
         // The executable only wires the modules together.
         .executableTarget(
             name: "steward",
-            dependencies: ["Apple", "CLI", "Config", "Control", "Daemon", "FileSystem", "Jobs", "Logging", "Postgres", "Migrations", "Scheduler"]
+            dependencies: ["Advisor", "Apple", "CLI", "Config", "Control", "Daemon", "FileSystem", "Jobs", "Logging", "Postgres", "Migrations", "Scheduler"]
         ),
 
         // Fixtures shared by every test target: the real database, the built binary.
@@ -60,6 +61,7 @@ let package = Package(
         .testTarget(name: "ConfigTests", dependencies: ["Config", "CLI", "Jobs", "Logging", "Scheduler", "Control", "TestSupport"]),
         .testTarget(name: "SchedulerTests", dependencies: ["Scheduler"]),
         .testTarget(name: "UsernamesTests", dependencies: ["Usernames"]),
+        .testTarget(name: "AdvisorTests", dependencies: ["Advisor", "Postgres", "TestSupport"]),
         .testTarget(name: "StewardTests", dependencies: ["FileSystem", "Postgres", "Storage", "TestSupport", "steward"]),
     ]
 )

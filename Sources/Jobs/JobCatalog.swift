@@ -3,7 +3,8 @@ import Config
 /// Every job Steward knows, and the configured, validated set of them.
 public enum JobCatalog {
     /// The job types, by name.
-    public static let all: [any Job.Type] = [PruneHistoryJob.self, UsernameCheckJob.self, OrphanAvatarsJob.self, AppleSecretJob.self]
+    public static let all: [any Job.Type] = [PruneHistoryJob.self, UsernameCheckJob.self, OrphanAvatarsJob.self, AppleSecretJob.self,
+                                          SecurityAdvisorJob.self]
 
     public static func type(named name: String) -> (any Job.Type)? { all.first { $0.name == name } }
 
