@@ -30,7 +30,7 @@ public struct SecurityAdvisor: Sendable {
             _ = try c.execute("savepoint steward_advisor_check")
             do {
                 let checkStarted = Date()
-                let rows = try c.query(check.sql, [schemas]).rows
+                let rows = try c.query(check.sql, check.sql.contains("$1") ? [schemas] : []).rows
                 for row in rows {
                     var finding = AdvisorFinding(name: check.name, level: check.level,
                                                  object: "\(try row.decode(String.self, at: 0)).\(try row.decode(String.self, at: 1))",
