@@ -61,7 +61,7 @@ let package = Package(
         .testTarget(name: "ConfigTests", dependencies: ["Config", "CLI", "Jobs", "Logging", "Scheduler", "Control", "TestSupport"]),
         .testTarget(name: "SchedulerTests", dependencies: ["Scheduler"]),
         .testTarget(name: "UsernamesTests", dependencies: ["Usernames"]),
-        .testTarget(name: "AdvisorTests", dependencies: ["Advisor", "Postgres", "TestSupport"]),
+        .testTarget(name: "AdvisorTests", dependencies: ["Advisor", "Jobs", "Postgres", "TestSupport"]),
         .testTarget(name: "StewardTests", dependencies: ["FileSystem", "Postgres", "Storage", "TestSupport", "steward"]),
     ]
 )

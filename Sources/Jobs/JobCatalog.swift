@@ -4,7 +4,7 @@ import Config
 public enum JobCatalog {
     /// The job types, by name.
     public static let all: [any Job.Type] = [PruneHistoryJob.self, UsernameCheckJob.self, OrphanAvatarsJob.self, AppleSecretJob.self,
-                                          SecurityAdvisorJob.self]
+                                          SecurityAdvisorJob.self, ImportLegacyUsersJob.self]
 
     public static func type(named name: String) -> (any Job.Type)? { all.first { $0.name == name } }
 
