@@ -9,6 +9,8 @@ let jobModules: [Target] = [
     .target(name: "OrphanAvatars", dependencies: ["Config", "HTTP", "Jobs", "Logging", "Postgres", "Storage"], exclude: ["deleted-objects.sql"]),
     .target(name: "AppleSecret", dependencies: ["Alerts", "Apple", "Config", "Crypto", "HTTP", "Jobs", "Logging", "Postgres"],
             exclude: ["apple-secrets.sql"]),
+    .target(name: "AdvisorJob", dependencies: ["Advisor", "Alerts", "Config", "Jobs", "Logging", "Postgres"]),
+    .target(name: "LegacyImport", dependencies: ["Config", "Jobs", "Logging", "Postgres"]),
 ]
 
 let package = Package(
@@ -54,6 +56,7 @@ let package = Package(
         .target(name: "SupabaseProject", dependencies: ["Migrations", "Postgres"]),
         .target(name: "CLI", dependencies: ["Logging"]),
         .target(name: "Scheduler"),
+        .target(name: "Advisor", dependencies: ["Postgres", "Logging"], exclude: ["advisor-findings.sql"]),
         .target(name: "Storage", dependencies: ["BlockingExecutor", "HTTP", "Logging"]),
         .target(name: "Apple", dependencies: ["BlockingExecutor", "Crypto", "HTTP"]),
         // Every advisory lock key Steward takes.
@@ -74,7 +77,7 @@ let package = Package(
         // The executable only wires the modules together.
         .executableTarget(
             name: "steward",
-            dependencies: ["Alerts", "Apple", "CLI", "Config", "Control", "Daemon", "FileSystem", "Jobs", "Logging", "Postgres",
+            dependencies: ["Advisor", "Alerts", "Apple", "CLI", "Config", "Control", "Daemon", "FileSystem", "Jobs", "Logging", "Postgres",
                            "Migrations", "Scheduler", "SupabaseProject"] + jobModules.map { .target(name: $0.name) }
         ),
 
@@ -88,6 +91,7 @@ let package = Package(
         .testTarget(name: "SchedulerTests", dependencies: ["Scheduler"]),
         .testTarget(name: "BlockingExecutorTests", dependencies: ["BlockingExecutor"]),
         .testTarget(name: "UsernamesTests", dependencies: ["Usernames"]),
+        .testTarget(name: "AdvisorTests", dependencies: ["Advisor", "AdvisorJob", "Jobs", "LegacyImport", "Migrations", "Postgres", "TestSupport"]),
         .testTarget(name: "StewardTests", dependencies: ["FileSystem", "Postgres", "Storage", "TestSupport", "steward"]),
     ] + jobModules
 )

@@ -109,7 +109,32 @@ step steward status
 "$steward" status
 step steward verify
 "$steward" verify
+step "the older tutorial's hand-made \"User\" table (RLS off, granted to anon as pre-2026 projects do), a few rows"
+psql "$STEWARD_DATABASE_URL" -X -q -v ON_ERROR_STOP=1 -f sql/demo/legacy_user_table.sql
+psql "$STEWARD_DATABASE_URL" -X -q -v ON_ERROR_STOP=1 <<'SQL'
+grant all on table public."User" to anon, authenticated;
+insert into public."User" ("userID", name, email)
+select u.id::text, 'Legacy ' || u.email, u.email from auth.users u order by u.email limit 4;
+insert into public."User" ("userID", name, email) values
+  ('not-a-uuid', 'Typo', 'typo@example.com'),
+  (gen_random_uuid()::text, 'Deleted account', 'gone@example.com'),
+  ((select id::text from auth.users order by email offset 5 limit 1), 'Changed email', 'old-address@example.com');
+SQL
+step "steward advise   (exits 2: error-level findings)"
+"$steward" advise || echo "(exit $?)"
+step steward migrate --include sql/optional/legacy-user-table
+"$steward" migrate --include sql/optional/legacy-user-table
+step "steward advise   (the User table is no longer reported)"
+"$steward" advise || echo "(exit $?)"
+step steward job run import-legacy-users --dry-run
+"$steward" job run import-legacy-users --dry-run 2>&1 | grep -vE "^20.* info (jobs|postgres|migrations)"
+step steward job run import-legacy-users
+"$steward" job run import-legacy-users 2>&1 | grep -vE "^20.* info (jobs|postgres|migrations)"
+step "steward job run import-legacy-users   (again: nothing to import)"
+"$steward" job run import-legacy-users 2>&1 | grep -vE "^20.* info (jobs|postgres|migrations)"
+step steward job run security-advisor
+"$steward" job run security-advisor 2>&1 | grep -vE "^20.* info (jobs|postgres|migrations)"
 step "steward migrate   (again: nothing to do)"
-"$steward" migrate
+"$steward" migrate --include sql/optional/legacy-user-table
 printf "\nThe Storage emulator stays up on port %s (key in %s).\n" "$emulator_port" "$key_file"
 printf "\nThe demo database stays up: export STEWARD_DATABASE_URL=\$(scripts/local-db.sh url) to point steward at it;\nstop it with scripts/local-db.sh stop.\n"

@@ -13,6 +13,7 @@ extension StewardConfig {
                   "webhook_url": "unset", "native_bundle_ids": "none"],
         "storage": ["url": "unset (jobs that need Storage stay off)", "service_key_file": "unset"],
         "metrics": ["textfile": "unset (metrics only through steward ctl metrics)", "interval": "15"],
+        "advisor": ["schemas": "public", "ignore": "none"],
         "daemon": ["leader_poll": "2", "shutdown_timeout": "30", "host": "the host name"],
     ]
 

@@ -86,7 +86,7 @@ public struct INIFile: Sendable {
             guard let section else { throw fail("key \"\(key)\" comes before any [section] header") }
             let value = Self.trimmed(Self.strippingComment(trimmed[trimmed.index(after: eq)...]))
             let id = section + "\u{0}" + key
-            if let first = firstLine[id] {
+            if let first = firstLine[id], !Self.repeatable.contains("[\(section)] \(key)") {
                 throw ConfigError(file: path, line: number, key: "[\(section)] \(key)",
                                   message: "set twice (first at line \(first)); each key may appear once in a section")
             }
@@ -96,6 +96,9 @@ public struct INIFile: Sendable {
         self.path = path
         self.entries = entries
     }
+
+    /// Keys that may be written several times in their section, each line one more value.
+    static let repeatable: Set<String> = ["[advisor] ignore"]
 
     /// `text` without leading and trailing spaces and tabs.
     static func trimmed(_ text: Substring) -> Substring {

@@ -48,6 +48,10 @@ public struct StewardConfig: Sendable {
     public var shutdownTimeoutSeconds: Double = 30
     public var host: String?
 
+    /// `[advisor]`: the schemas the Data API exposes, and the ignore rules as written (value, line).
+    public var advisorSchemas: [String] = ["public"]
+    public var advisorIgnore: [(value: String, line: Int)] = []
+
     /// `[job.<name>]` sections as written, checked by the job catalogue (which knows each job's keys).
     public var jobSections: [JobSection] = []
 
@@ -78,6 +82,8 @@ public struct StewardConfig: Sendable {
         "storage": ["url": "the project URL https://<ref>.supabase.co or its Storage URL ending in /storage/v1 (http only to loopback)",
                     "service_key_file": "a file path or credential:NAME"],
         "metrics": ["textfile": "an absolute path ending in .prom", "interval": "seconds from 1 to 86400"],
+        "advisor": ["schemas": "the schemas the Data API exposes, comma-separated (default public)",
+                    "ignore": "name:schema.object  # why (may be repeated, one rule a line)"],
         "daemon": ["leader_poll": "seconds from 0.1 to 60", "shutdown_timeout": "seconds from 0 to 86400", "host": "a name for this instance"],
     ]
 
@@ -215,6 +221,13 @@ public struct StewardConfig: Sendable {
         case ("daemon", "shutdown_timeout"):
             guard let n = ConfigNumber.seconds(value, in: 0...86400) else { throw bad() }
             shutdownTimeoutSeconds = n
+        case ("advisor", "schemas"):
+            let schemas = value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            guard !schemas.isEmpty else { throw bad() }
+            advisorSchemas = schemas
+        case ("advisor", "ignore"):
+            guard value.contains(":"), value.contains("#") else { throw bad() }
+            advisorIgnore.append((value, entry.line))
         case ("daemon", "host"):
             guard !value.isEmpty else { throw bad() }
             host = value

@@ -85,7 +85,7 @@ enum ManualPages {
     }
 
     /// The order sections are described in.
-    static let sectionOrder = ["database", "migrations", "log", "control", "storage", "metrics", "daemon", "apple"]
+    static let sectionOrder = ["database", "migrations", "log", "control", "storage", "metrics", "daemon", "apple", "advisor"]
 
     static var stewardINI: String {
         var page = header(name: "STEWARD.INI", section: 5, title: "File Formats")

@@ -11,6 +11,7 @@ struct Steward {
     static let commands: [any StewardCommand.Type] = [
         MigrateCommand.self, StatusCommand.self, VerifyCommand.self, RunCommand.self, JobRunCommand.self,
         CtlCommand.self, ConfigCheckCommand.self, AppleSecretStatusCommand.self, AppleSecretGenerateCommand.self,
+        AdviseCommand.self,
     ]
 
     static func main() async {

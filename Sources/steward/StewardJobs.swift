@@ -1,5 +1,7 @@
+import AdvisorJob
 import AppleSecret
 import Jobs
+import LegacyImport
 import OrphanAvatars
 import PruneHistory
 import UsernameCheck
@@ -11,5 +13,7 @@ extension JobCatalog {
         UsernameCheckJob.self,
         OrphanAvatarsJob.self,
         AppleSecretJob.self,
+        SecurityAdvisorJob.self,
+        ImportLegacyUsersJob.self,
     ])
 }

@@ -1,0 +1,54 @@
+import Foundation
+import Logging
+import Postgres
+
+/// Runs every check against the live database, read-only, and returns the findings with ignore rules applied.
+public struct SecurityAdvisor: Sendable {
+    /// The schemas the Data API exposes (default `public`).
+    public let schemas: [String]
+    public let ignore: [AdvisorIgnoreRule]
+
+    public init(schemas: [String] = ["public"], ignore: [AdvisorIgnoreRule] = []) {
+        self.schemas = schemas
+        self.ignore = ignore
+    }
+
+    /// What one run found, and the checks that could not run (with why).
+    public struct Report: Sendable {
+        public var findings: [AdvisorFinding] = []
+        public var failedChecks: [(name: String, reason: String)] = []
+        public var seconds: Double = 0
+    }
+
+    /// Runs the checks in one read-only transaction that is rolled back; a check that fails (say, no storage schema) is reported, not fatal.
+    public func run(_ c: Connection, logger: Logger = .silent) throws -> Report {
+        let started = Date()
+        var report = Report()
+        _ = try c.execute("begin transaction isolation level repeatable read read only")
+        defer { _ = try? c.execute("rollback") }
+        for check in AdvisorCatalog.checks {
+            _ = try c.execute("savepoint steward_advisor_check")
+            do {
+                let checkStarted = Date()
+                // The checks' SQL is constant text of this module; the schemas are bound as $1.
+                let rows = try c.query(unsafeSQL: check.sql, check.sql.contains("$1") ? [schemas] : []).rows
+                for row in rows {
+                    var finding = AdvisorFinding(name: check.name, level: check.level,
+                                                 object: "\(try row.decode(String.self, at: 0)).\(try row.decode(String.self, at: 1))",
+                                                 detail: try row.decode(String.self, at: 2), why: check.why, fix: check.fix, migration: check.migration)
+                    finding.ignoredBecause = ignore.first { $0.matches(finding) }?.reason
+                    report.findings.append(finding)
+                }
+                logger.debug("advisor check ran", [("check", check.name), ("found", String(rows.count)),
+                                                   ("seconds", String(format: "%.3f", Date().timeIntervalSince(checkStarted)))])
+                _ = try c.execute("release savepoint steward_advisor_check")
+            } catch let error as PostgresError {
+                _ = try c.execute("rollback to savepoint steward_advisor_check")
+                report.failedChecks.append((check.name, error.message))
+            }
+        }
+        report.findings.sort { ($0.level, $0.name, $0.object) < ($1.level, $1.name, $1.object) }
+        report.seconds = Date().timeIntervalSince(started)
+        return report
+    }
+}

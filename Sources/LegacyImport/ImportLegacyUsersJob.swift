@@ -1,0 +1,55 @@
+import Config
+import Jobs
+import Logging
+
+/// `import-legacy-users`: a one-shot move of the older tutorial's `User` rows into `profiles` (see `LegacyUserImport`).
+public struct ImportLegacyUsersJob: Job {
+    public static let name = "import-legacy-users"
+    public static let abstract = "Copy the older tutorial's \"User\" rows into profiles (full_name from name), filling only empty fields."
+    public static let defaultSchedule = "@yearly"
+    public static let options: [JobOption] = [
+        JobOption("table", default: "public.User", help: "the legacy table, schema.table"),
+        JobOption("user_id_column", default: "userID", help: "the column holding the auth user's id as text"),
+        JobOption("name_column", default: "name", help: "the column copied to profiles.full_name"),
+        JobOption("email_column", default: "email", help: "the column compared with the auth user's email"),
+    ]
+
+    /// `[job.import-legacy-users]`, read once: the table and its columns.
+    public struct Settings: Sendable {
+        public let importer: LegacyUserImport
+    }
+
+    public static func settings(_ options: JobOptions, config: StewardConfig) throws(ConfigError) -> Settings {
+        func name(_ key: String) throws(ConfigError) -> String {
+            let value = options.string(key)
+            guard !value.isEmpty, !value.unicodeScalars.contains("\0") else { throw options.error(key, "a column name is needed") }
+            return value
+        }
+        let table = options.string("table")
+        let parts = table.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+        guard !table.isEmpty, parts.allSatisfy({ !$0.isEmpty && !$0.unicodeScalars.contains("\0") }) else {
+            throw options.error("table", "expected a table name, schema.table (such as public.User)")
+        }
+        return Settings(importer: LegacyUserImport(schema: parts.count == 2 ? parts[0] : "public", table: parts.last ?? table,
+                                                   userIDColumn: try name("user_id_column"), nameColumn: try name("name_column"),
+                                                   emailColumn: try name("email_column")))
+    }
+
+    let importer: LegacyUserImport
+
+    public init(settings: Settings) { importer = settings.importer }
+
+    /// Scheduled only when `[job.import-legacy-users]` is written in the config.
+    public static func enabledByDefault(_ config: StewardConfig) -> Bool { config.jobSections.contains { $0.name == name } }
+
+    public func run(_ context: JobContext) async throws -> JobSummary {
+        let importer = importer, dryRun = context.dryRun
+        let outcome = try await context.database.run { c in try importer.run(c, dryRun: dryRun) }
+        for skipped in outcome.skipped.prefix(50) { context.logger.warning("legacy user row not imported", [("user_id", skipped.row), ("reason", skipped.reason)]) }
+        var summary = JobSummary()
+        summary.set(dryRun ? "would_import" : "imported", outcome.counts["imported"] ?? 0)
+        summary.set("already_there", outcome.counts["already_there"] ?? 0)
+        for reason in LegacyUserImport.skipReasons { summary.set("skipped_\(reason)", outcome.counts[reason] ?? 0) }
+        return summary
+    }
+}

@@ -1,0 +1,163 @@
+import Migrations
+import Advisor
+import Foundation
+import Postgres
+import Testing
+import TestSupport
+
+/// Each check against a real database: the insecure object is reported by name, the fixed one is not.
+@Suite("security advisor checks")
+struct AdvisorCheckTests {
+    /// One check's case: what builds the insecure object, what fixes it, and the object the finding names.
+    struct Case: Sendable, CustomTestStringConvertible {
+        let check: String
+        let object: String
+        let insecure: String
+        let fix: String
+        var testDescription: String { check }
+    }
+
+    static let legacyTable = (try? String(contentsOfFile: TestEnvironment.root + "/sql/demo/legacy_user_table.sql", encoding: .utf8)) ?? ""
+
+    static let cases: [Case] = [
+        Case(check: "rls_disabled_in_public", object: "public.notes",
+             insecure: "create table public.notes (id int primary key, body text)",
+             fix: "alter table public.notes enable row level security; create policy p on public.notes for select using (true)"),
+        Case(check: "policy_exists_rls_disabled", object: "public.notes",
+             insecure: "create table public.notes (id int primary key); create policy p on public.notes for select using (true)",
+             fix: "alter table public.notes enable row level security"),
+        Case(check: "rls_enabled_no_policy", object: "public.notes",
+             insecure: "create table public.notes (id int primary key); alter table public.notes enable row level security",
+             fix: "create policy p on public.notes for select to authenticated using (true)"),
+        Case(check: "function_search_path_mutable", object: "public.f()",
+             insecure: "create function public.f() returns int language sql as 'select 1'",
+             fix: "alter function public.f() set search_path = ''"),
+        Case(check: "auth_rls_initplan", object: "public.notes.own",
+             insecure: "create table public.notes (id int primary key, owner uuid); alter table public.notes enable row level security; create policy own on public.notes for select to authenticated using (owner = auth.uid())",
+             fix: "alter policy own on public.notes using (owner = (select auth.uid()))"),
+        Case(check: "rls_references_user_metadata", object: "public.notes.admins",
+             insecure: "create table public.notes (id int primary key); alter table public.notes enable row level security; create policy admins on public.notes for select to authenticated using (((select auth.jwt()) -> 'user_metadata' ->> 'role') = 'admin')",
+             fix: "alter policy admins on public.notes using (((select auth.jwt()) -> 'app_metadata' ->> 'role') = 'admin')"),
+        Case(check: "auth_users_exposed", object: "public.emails",
+             insecure: "create view public.emails with (security_invoker = on) as select id, email from auth.users; grant select on public.emails to anon",
+             fix: "revoke all on public.emails from anon, authenticated, public"),
+        Case(check: "security_definer_view", object: "public.v",
+             insecure: "create view public.v as select 1 as one",
+             fix: "alter view public.v set (security_invoker = on)"),
+        Case(check: "public_bucket_allows_listing", object: "storage.pics",
+             insecure: "insert into storage.buckets (id, name, public) values ('pics', 'pics', true); create policy list_pics on storage.objects for select using (bucket_id = 'pics')",
+             fix: "drop policy list_pics on storage.objects"),
+        Case(check: "anon_security_definer_function_executable", object: "public.g()",
+             insecure: "create function public.g() returns int language sql security definer set search_path = '' as 'select 1'; grant execute on function public.g() to anon",
+             fix: "revoke execute on function public.g() from anon, public"),
+        Case(check: "authenticated_security_definer_function_executable", object: "public.g()",
+             insecure: "create function public.g() returns int language sql security definer set search_path = '' as 'select 1'; grant execute on function public.g() to authenticated",
+             fix: "revoke execute on function public.g() from authenticated, public"),
+        Case(check: "multiple_permissive_policies", object: "public.notes",
+             insecure: "create table public.notes (id int primary key); alter table public.notes enable row level security; create policy a on public.notes for select to anon using (true); create policy b on public.notes for select to anon using (id > 0)",
+             fix: "drop policy b on public.notes"),
+        Case(check: "unindexed_foreign_keys", object: "public.child.child_parent_fkey",
+             insecure: "create table public.parent (id int primary key); create table public.child (id int primary key, parent int references public.parent)",
+             fix: "create index on public.child (parent)"),
+        Case(check: "duplicate_index", object: "public.notes",
+             insecure: "create table public.notes (id int primary key, t text); create index i1 on public.notes (t); create index i2 on public.notes (t)",
+             fix: "drop index public.i2"),
+        Case(check: "rls_table_truncate_granted", object: "public.notes",
+             insecure: "create table public.notes (id int primary key); alter table public.notes enable row level security; grant truncate on public.notes to authenticated",
+             fix: "revoke truncate on public.notes from anon, authenticated, public"),
+        Case(check: "anon_readable_emails", object: "public.contacts",
+             insecure: "create table public.contacts (id int primary key, mail text); insert into public.contacts values (1, 'a@example.com'); grant select on public.contacts to anon",
+             fix: "revoke all on public.contacts from anon, public"),
+        Case(check: "storage_insert_allows_anon", object: "storage.objects.up",
+             insecure: "create policy up on storage.objects for insert with check (bucket_id = 'x')",
+             fix: "alter policy up on storage.objects to authenticated"),
+        Case(check: "policy_casts_text_column_to_uuid", object: "public.User.own",
+             insecure: legacyTable + "; alter table public.\"User\" enable row level security; create policy own on public.\"User\" for select to authenticated using (\"userID\"::uuid = (select auth.uid()))",
+             fix: "alter policy own on public.\"User\" using (\"userID\" = (select auth.uid())::text)"),
+        Case(check: "security_definer_search_path_mutable", object: "public.h()",
+             insecure: "create function public.h() returns int language sql security definer as 'select 1'",
+             fix: "alter function public.h() set search_path = ''"),
+    ]
+
+    func findings(_ db: TestDatabase) throws -> [AdvisorFinding] {
+        try SecurityAdvisor().run(db.connect()).findings
+    }
+
+    @Test("every check reports its insecure object and not the fixed one", arguments: cases)
+    func check(_ c: Case) throws {
+        try withTestDatabase { db in
+            let admin = try db.connectAsAdmin()
+            _ = try admin.execute(c.insecure)
+            let before = try findings(db).filter { $0.name == c.check }.map(\.object)
+            #expect(before.contains(c.object), "\(c.check) found \(before)")
+            _ = try admin.execute(c.fix)
+            let after = try findings(db).filter { $0.name == c.check }.map(\.object)
+            #expect(!after.contains(c.object), "\(c.check) still reports \(after)")
+        }
+    }
+
+    @Test("every check in the catalog has a case")
+    func everyCheckCovered() {
+        #expect(Set(AdvisorCatalog.checks.map(\.name)) == Set(Self.cases.map(\.check)))
+    }
+
+    @Test("the run changes nothing: the catalog is the same before and after, and it runs in a read-only transaction")
+    func readOnly() throws {
+        try withTestDatabase { db in
+            let admin = try db.connectAsAdmin()
+            for c in Self.cases.prefix(6) { _ = try? admin.execute(c.insecure.replacingOccurrences(of: "public.notes", with: "public.notes_\(c.check.count)")) }
+            let snapshot = """
+                select md5(string_agg(x, ',' order by x)) from (
+                  select c.oid::text || c.relname || c.relrowsecurity || coalesce(c.relacl::text, '') as x from pg_class c
+                  union all select p.oid::text || p.polname || coalesce(pg_get_expr(p.polqual, p.polrelid), '') from pg_policy p
+                  union all select p.oid::text || p.proname || coalesce(p.proacl::text, '') || coalesce(p.proconfig::text, '') from pg_proc p
+                  union all select n.nspname || coalesce(n.nspacl::text, '') from pg_namespace n) s
+                """
+            let c = try db.connect()
+            let before = try c.query(unsafeSQL: snapshot).rows[0].decode(String.self, at: 0)
+            let report = try SecurityAdvisor().run(c)
+            #expect(!report.findings.isEmpty)
+            #expect(report.failedChecks.isEmpty, "\(report.failedChecks)")
+            #expect(try c.query(unsafeSQL: snapshot).rows[0].decode(String.self, at: 0) == before)
+            #expect(c.transactionStatus == .idle)
+        }
+    }
+
+    @Test("ignore rules: the reason is required and the rule silences only its own object")
+    func ignoreRules() throws {
+        guard case .success(let rule) = AdvisorIgnoreRule.parse("rls_disabled_in_public:public.notes  # internal queue, never exposed") else {
+            Issue.record("rule not parsed"); return
+        }
+        #expect(rule.reason == "internal queue, never exposed")
+        if case .success = AdvisorIgnoreRule.parse("rls_disabled_in_public:public.notes") { Issue.record("a rule without a reason was accepted") }
+        if case .success = AdvisorIgnoreRule.parse("no_such_check:public.notes # x") { Issue.record("an unknown check was accepted") }
+        try withTestDatabase { db in
+            _ = try db.connectAsAdmin().execute("create table public.notes (id int); create table public.other (id int)")
+            let found = try SecurityAdvisor(ignore: [rule]).run(db.connect()).findings.filter { $0.name == "rls_disabled_in_public" }
+            #expect(found.first { $0.object == "public.notes" }?.ignoredBecause == "internal queue, never exposed")
+            #expect(found.first { $0.object == "public.other" }?.ignoredBecause == nil)
+        }
+    }
+
+    @Test("the store: new once, resolved when fixed, new again when it comes back")
+    func store() throws {
+        try withTestDatabase { db in
+            let c = try db.connect()
+            let admin = try db.connectAsAdmin()
+            let store = AdvisorStore()
+            try HistoryStore(connection: c).prepare()
+            try HistoryStore(connection: c).prepare()
+            _ = try admin.execute("create table public.notes (id int)")
+            func pass() throws -> (new: [String], resolved: Int) {
+                let r = try store.record(SecurityAdvisor().run(c).findings, c, dryRun: false)
+                return (r.findings.filter(\.isNew).map(\.key), r.resolved)
+            }
+            #expect(try pass().new.contains("rls_disabled_in_public:public.notes"))
+            #expect(try pass().new.isEmpty)
+            _ = try admin.execute("alter table public.notes enable row level security")
+            #expect(try pass().resolved >= 1)
+            _ = try admin.execute("alter table public.notes disable row level security")
+            #expect(try pass().new.contains("rls_disabled_in_public:public.notes"))
+        }
+    }
+}
