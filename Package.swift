@@ -6,16 +6,15 @@ import PackageDescription
 let jobModules: [Target] = [
     .target(name: "PruneHistory", dependencies: ["Config", "Jobs", "Postgres"]),
     .target(name: "UsernameCheck", dependencies: ["Config", "Jobs", "Postgres", "Usernames"], exclude: ["username-findings.sql"]),
-    .target(name: "OrphanAvatars", dependencies: ["Config", "HTTP", "Jobs", "Logging", "Postgres", "Storage"], exclude: ["deleted-objects.sql"]),
-    .target(name: "AppleSecret", dependencies: ["Alerts", "Apple", "Config", "Crypto", "HTTP", "Jobs", "Logging", "Postgres"],
+    .target(name: "OrphanAvatars", dependencies: ["Config", "HTTP", "Jobs", "StewardLog", "Postgres", "Storage"], exclude: ["deleted-objects.sql"]),
+    .target(name: "AppleSecret", dependencies: ["OutputText", "Alerts", "Apple", "Config", "LibCrypto", "HTTP", "Jobs", "StewardLog", "Postgres"],
             exclude: ["apple-secrets.sql"]),
-    .target(name: "AdvisorJob", dependencies: ["Advisor", "Alerts", "Config", "Jobs", "Logging", "Postgres"]),
-    .target(name: "LegacyImport", dependencies: ["Config", "Jobs", "Logging", "Postgres"]),
+    .target(name: "AdvisorJob", dependencies: ["Advisor", "Alerts", "Config", "Jobs", "StewardLog", "Postgres"]),
+    .target(name: "LegacyImport", dependencies: ["Config", "Jobs", "StewardLog", "Postgres"]),
 ]
 
 let package = Package(
     name: "Steward",
-    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "steward", targets: ["steward"]),
     ],
@@ -35,9 +34,9 @@ let package = Package(
         .systemLibrary(name: "CPgQuery", providers: [.apt(["libpg-query-dev"])]),
 
         // One thin Swift layer over each C library; nothing above them imports C.
-        .target(name: "Postgres", dependencies: ["CPostgres", "BlockingExecutor", "Logging"]),
-        .target(name: "Crypto", dependencies: ["COpenSSL"]),
-        .target(name: "Config", dependencies: ["Logging"]),
+        .target(name: "Postgres", dependencies: ["CPostgres", "BlockingExecutor", "StewardLog"]),
+        .target(name: "LibCrypto", dependencies: ["COpenSSL"]),
+        .target(name: "Config", dependencies: ["OutputText", "StewardLog"]),
         .target(name: "HTTP", dependencies: ["CCurl", "BlockingExecutor"]),
         .target(name: "SQLParser", dependencies: ["CPgQuery"]),
 
@@ -45,8 +44,10 @@ let package = Package(
         .target(name: "BlockingExecutor"),
 
         // Concerns of Steward itself.
-        .target(name: "Logging"),
-        .target(name: "Migrations", dependencies: ["AdvisoryLocks", "Postgres", "Crypto", "Logging", "SQLParser", "StewardSchema"],
+        .target(name: "OutputText"),
+        // Log lines: levels, sinks, the secret redactor.
+        .target(name: "StewardLog", dependencies: ["FileSystem", "OutputText"]),
+        .target(name: "Migrations", dependencies: ["OutputText", "AdvisoryLocks", "Postgres", "LibCrypto", "StewardLog", "SQLParser", "StewardSchema"],
                 exclude: ["steward-schema.sql", "supabase-cli-method.sql"]),
         // Steward's own tables: the owners' .sql files, embedded at build time in version order (versions.txt).
         .target(name: "StewardSchema", exclude: ["versions.txt"], plugins: ["EmbedSchema"]),
@@ -54,44 +55,44 @@ let package = Package(
         .executableTarget(name: "EmbedSchemaTool"),
         // What Steward knows of the Supabase app's schema (advice, enforcement), kept out of the generic engine.
         .target(name: "SupabaseProject", dependencies: ["Migrations", "Postgres"]),
-        .target(name: "CLI", dependencies: ["Logging"]),
+        .target(name: "CLI"),
         .target(name: "Scheduler"),
-        .target(name: "Advisor", dependencies: ["Postgres", "Logging"], exclude: ["advisor-findings.sql"]),
-        .target(name: "Storage", dependencies: ["BlockingExecutor", "HTTP", "Logging"]),
-        .target(name: "Apple", dependencies: ["BlockingExecutor", "Crypto", "HTTP"]),
+        .target(name: "Advisor", dependencies: ["Postgres", "StewardLog"], exclude: ["advisor-findings.sql"]),
+        .target(name: "Storage", dependencies: ["OutputText", "BlockingExecutor", "HTTP", "StewardLog"]),
+        .target(name: "Apple", dependencies: ["OutputText", "BlockingExecutor", "LibCrypto", "HTTP"]),
         // Every advisory lock key Steward takes.
         .target(name: "AdvisoryLocks"),
-        .target(name: "Alerts", dependencies: ["HTTP", "Logging", "Postgres"], exclude: ["alerts.sql"]),
+        .target(name: "Alerts", dependencies: ["OutputText", "HTTP", "StewardLog", "Postgres"], exclude: ["alerts.sql"]),
         // The job framework; each job is a module of its own on top of it (`jobModules`, above).
-        .target(name: "Jobs", dependencies: ["AdvisoryLocks", "Config", "Logging", "Postgres", "Scheduler"], exclude: ["job-runs.sql"]),
+        .target(name: "Jobs", dependencies: ["OutputText", "AdvisoryLocks", "Config", "StewardLog", "Postgres", "Scheduler"], exclude: ["job-runs.sql"]),
         .target(name: "CSystem"),
         .target(name: "CUnicode"),
         // libcurl's headers (libcurl4-openssl-dev); the library itself is opened on first use.
         .target(name: "CCurl"),
         .target(name: "Usernames", dependencies: ["CUnicode"]),
-        .target(name: "Control", dependencies: ["CSystem", "FileSystem", "Logging"]),
+        .target(name: "Control", dependencies: ["OutputText", "CSystem", "FileSystem", "StewardLog"]),
         .target(name: "FileSystem"),
         .target(name: "Systemd"),
-        .target(name: "Daemon", dependencies: ["AdvisoryLocks", "Config", "Control", "FileSystem", "Jobs", "Logging", "Migrations", "Postgres", "Scheduler", "Systemd", "SupabaseProject"], exclude: ["leader.sql"]),
+        .target(name: "Daemon", dependencies: ["OutputText", "AdvisoryLocks", "Config", "Control", "FileSystem", "Jobs", "StewardLog", "Migrations", "Postgres", "Scheduler", "Systemd", "SupabaseProject"], exclude: ["leader.sql"]),
 
         // The executable only wires the modules together.
         .executableTarget(
             name: "steward",
-            dependencies: ["Advisor", "Alerts", "Apple", "CLI", "Config", "Control", "Daemon", "FileSystem", "Jobs", "Logging", "Postgres",
+            dependencies: ["OutputText", "Advisor", "Alerts", "Apple", "CLI", "Config", "Control", "Daemon", "FileSystem", "Jobs", "StewardLog", "Postgres",
                            "Migrations", "Scheduler", "SupabaseProject"] + jobModules.map { .target(name: $0.name) }
         ),
 
         // Fixtures shared by every test target: the real database, the built binary.
-        .target(name: "TestSupport", dependencies: ["Postgres", "Logging", "HTTP", "Storage"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["OutputText", "Postgres", "StewardLog", "HTTP", "Storage"], path: "Tests/TestSupport"),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestSupport"]),
-        .testTarget(name: "MigrationsTests", dependencies: ["Migrations", "Postgres", "SQLParser", "Crypto", "StewardSchema", "SupabaseProject", "TestSupport"],
+        .testTarget(name: "MigrationsTests", dependencies: ["Migrations", "Postgres", "SQLParser", "LibCrypto", "StewardSchema", "SupabaseProject", "TestSupport"],
                     exclude: ["Fixtures"]),
-        .testTarget(name: "ConfigTests", dependencies: ["Config", "CLI", "Jobs", "Logging", "Scheduler", "Control", "TestSupport", "steward",
+        .testTarget(name: "ConfigTests", dependencies: ["OutputText", "Config", "CLI", "Jobs", "StewardLog", "Scheduler", "Control", "TestSupport", "steward",
                                                     "OrphanAvatars", "PruneHistory", "UsernameCheck"]),
         .testTarget(name: "SchedulerTests", dependencies: ["Scheduler"]),
         .testTarget(name: "BlockingExecutorTests", dependencies: ["BlockingExecutor"]),
         .testTarget(name: "UsernamesTests", dependencies: ["Usernames"]),
         .testTarget(name: "AdvisorTests", dependencies: ["Advisor", "AdvisorJob", "Jobs", "LegacyImport", "Migrations", "Postgres", "TestSupport"]),
-        .testTarget(name: "StewardTests", dependencies: ["FileSystem", "Postgres", "Storage", "TestSupport", "steward"]),
+        .testTarget(name: "StewardTests", dependencies: ["OutputText", "FileSystem", "Postgres", "Storage", "TestSupport", "steward"]),
     ] + jobModules
 )

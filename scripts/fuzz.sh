@@ -11,7 +11,7 @@
 #
 # A harness is Tests/Fuzz/GROUP/NAME.swift (any GROUP folder), defining LLVMFuzzerTestOneInput; its corpus is
 # Tests/Fuzz/GROUP/corpus/NAME. The modules it imports are named on a line of the harness:
-#   // fuzz-modules: Logging Config              (each built from Sources/MODULE/*.swift)
+#   // fuzz-modules: StewardLog OutputText Config              (each built from Sources/MODULE/*.swift)
 #   // fuzz-modules: Control=ControlRequest.swift (only the files listed, comma-separated, from Sources/Control)
 # in dependency order, so adding a harness needs no change here. A harness that needs internal types instead names
 # the source files it is compiled with, as one module:

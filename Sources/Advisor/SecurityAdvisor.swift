@@ -1,5 +1,5 @@
 import Foundation
-import Logging
+import StewardLog
 import Postgres
 
 /// Runs every check against the live database, read-only, and returns the findings with ignore rules applied.

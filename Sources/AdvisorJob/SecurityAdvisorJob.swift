@@ -3,7 +3,7 @@ import Foundation
 import Alerts
 import Config
 import Jobs
-import Logging
+import StewardLog
 import Postgres
 
 /// Runs the security advisor on schedule: keeps `steward.advisor_findings` current, logs and alerts each new finding once.

@@ -1,6 +1,7 @@
 import Foundation
-import Logging
+import StewardLog
 import Postgres
+import OutputText
 
 /// `steward.alerts`: every alert raised, once per key, with what the webhook made of it.
 public struct AlertLog: Sendable {

@@ -1,5 +1,6 @@
-import Crypto
+import LibCrypto
 import Foundation
+import OutputText
 
 /// The client secret Sign in with Apple's OAuth flow needs: a JWT signed ES256 with the team's `.p8` key.
 public struct AppleClientSecret: Sendable, Equatable {

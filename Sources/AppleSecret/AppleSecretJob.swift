@@ -4,7 +4,8 @@ import Config
 import Foundation
 import HTTP
 import Jobs
-import Logging
+import StewardLog
+import OutputText
 
 /// Watches Sign in with Apple's client secret: one reminder per threshold crossed, an alert every run once it has
 /// expired, and (with `auto_rotate`) a new secret generated and pushed through the Management API before it expires.

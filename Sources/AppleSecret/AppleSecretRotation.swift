@@ -1,9 +1,10 @@
 import Apple
 import Config
-import Crypto
+import LibCrypto
 import Foundation
-import Logging
+import StewardLog
 import Postgres
+import OutputText
 
 /// Making a new Sign in with Apple client secret and handing it to the project: the one implementation behind
 /// `auto_rotate` and `steward apple-secret generate --push`.

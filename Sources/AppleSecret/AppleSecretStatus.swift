@@ -1,6 +1,6 @@
 import Apple
 import Config
-import Crypto
+import LibCrypto
 import Foundation
 import Postgres
 

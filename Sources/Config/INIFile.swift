@@ -1,4 +1,5 @@
-import Logging
+import StewardLog
+import OutputText
 
 /// An INI file read strictly: `[section]` headers and `key = value` lines, each entry with its line number.
 ///

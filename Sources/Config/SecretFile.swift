@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Logging
+import StewardLog
 
 /// Reads secret files (passwords, service keys, tokens, `.p8` keys, client secrets) the way ssh and `.pgpass` would
 /// have them: a regular file (no symlink, FIFO or device) owned by this user or root, unreadable by group and others,

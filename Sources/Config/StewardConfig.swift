@@ -2,7 +2,8 @@
 import Glibc
 #endif
 import Foundation
-import Logging
+import StewardLog
+import OutputText
 
 /// Everything Steward reads from `steward.ini`, the environment and flags (flags beat environment beats file).
 public struct StewardConfig: Sendable {

@@ -3,7 +3,7 @@ import Glibc
 #endif
 import FileSystem
 import Foundation
-import Logging
+import StewardLog
 import Synchronization
 
 /// The operators' Unix socket: one request line in, one reply line out, then the connection closes.

@@ -3,8 +3,9 @@ import Glibc
 #endif
 internal import CSystem
 import Foundation
-import Logging
+import StewardLog
 import Synchronization
+import OutputText
 
 /// The poll loop behind `ControlServer`: accepts, reads one line per client within the limits,
 /// hands it on, and writes the reply back when it comes.

@@ -1,7 +1,8 @@
+import OutputText
 import Control
 import Foundation
 import Jobs
-import Logging
+import StewardLog
 import Migrations
 import Postgres
 import SupabaseProject

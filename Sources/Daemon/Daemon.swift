@@ -5,7 +5,7 @@ import Config
 import Control
 import Foundation
 import Jobs
-import Logging
+import StewardLog
 import Migrations
 import Postgres
 import SupabaseProject

@@ -1,5 +1,5 @@
 import Foundation
-import Logging
+import StewardLog
 import Systemd
 
 /// Watchdog pings, the systemd status line, and the metrics textfile; ends when its task is cancelled.

@@ -1,6 +1,6 @@
 import AdvisoryLocks
 import Foundation
-import Logging
+import StewardLog
 import Postgres
 
 /// Elects one scheduling instance among all `steward run` processes on a database: the holder of a

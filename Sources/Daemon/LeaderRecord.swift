@@ -1,7 +1,8 @@
 import AdvisoryLocks
 import Foundation
-import Logging
+import StewardLog
 import Postgres
+import OutputText
 
 /// `steward.leader`: the instance that last won the election, and whether it still holds the leader lock.
 public struct LeaderRecord: Sendable {

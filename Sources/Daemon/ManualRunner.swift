@@ -1,6 +1,6 @@
 import Foundation
 import Jobs
-import Logging
+import StewardLog
 import Postgres
 
 /// Runs one `ctl run` through the scheduler's state: skipped at once while another run of the job goes on here

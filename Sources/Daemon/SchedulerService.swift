@@ -1,8 +1,9 @@
 import Foundation
 import Jobs
-import Logging
+import StewardLog
 import Postgres
 import Scheduler
+import OutputText
 
 /// Drives the scheduler's decisions while this instance leads: wakes at each slot (never more than a
 /// second late), starts runs as child tasks, records skipped and missed slots, runs `ctl run` requests through the

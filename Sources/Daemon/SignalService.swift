@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Logging
+import StewardLog
 import Systemd
 
 /// First SIGTERM/SIGINT: graceful stop (the lifecycle wakes every service). A second: exit at once. SIGHUP: reload.

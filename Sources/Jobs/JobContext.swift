@@ -1,5 +1,5 @@
 import Foundation
-import Logging
+import StewardLog
 import Postgres
 
 /// What a job gets for one run.

@@ -1,6 +1,6 @@
 import AdvisoryLocks
 import Foundation
-import Logging
+import StewardLog
 import Postgres
 
 /// Runs one job once: takes the job's cluster-wide lock, records the run, enforces the timeout,

@@ -1,4 +1,5 @@
-import Logging
+import StewardLog
+import OutputText
 
 /// What a run did, in numbers (stored as jsonb in `steward.job_runs.summary`), plus short notes.
 public struct JobSummary: Sendable {

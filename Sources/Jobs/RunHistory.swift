@@ -1,6 +1,7 @@
 import Foundation
-import Logging
+import StewardLog
 import Postgres
+import OutputText
 
 /// `steward.job_runs` and `steward.job_state`: every slot recorded as run, skipped or missed.
 public struct RunHistory: Sendable {

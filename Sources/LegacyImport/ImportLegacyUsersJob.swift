@@ -1,6 +1,6 @@
 import Config
 import Jobs
-import Logging
+import StewardLog
 
 /// `import-legacy-users`: a one-shot move of the older tutorial's `User` rows into `profiles` (see `LegacyUserImport`).
 public struct ImportLegacyUsersJob: Job {

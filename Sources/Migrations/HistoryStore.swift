@@ -1,7 +1,8 @@
 import Foundation
-import Logging
+import StewardLog
 import Postgres
 import StewardSchema
+import OutputText
 
 /// Steward's own bookkeeping in the `steward` schema: created and upgraded by Steward, never by the app's files.
 public struct HistoryStore {

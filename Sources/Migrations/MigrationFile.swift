@@ -1,4 +1,4 @@
-import Crypto
+import LibCrypto
 
 /// One file of `sql/migrations`: `NNNN_name.sql`, applied in version order.
 public struct MigrationFile: Sendable {
@@ -40,7 +40,7 @@ public struct MigrationFile: Sendable {
         self.version = String(fileName[..<underscore])
         self.name = String(fileName[fileName.index(after: underscore)...].dropLast(4))
         self.text = text
-        self.checksum = Crypto.SHA256.hex(text)
+        self.checksum = LibCrypto.SHA256.hex(text)
 
         var transactional = true
         // Lines split at each LF scalar (a CRLF is one Character, so splitting Characters would miss it).
@@ -73,7 +73,7 @@ public struct MigrationFile: Sendable {
         guard !script.statements.isEmpty else { throw .invalidFile(fileName, line: nil, "the file holds no SQL statement") }
         self.statements = script.statements
         self.lineStarts = script.lineStarts
-        self.normalizedChecksum = Crypto.SHA256.hex(script.normalizedText)
+        self.normalizedChecksum = LibCrypto.SHA256.hex(script.normalizedText)
         try checkStatementRules()
     }
 
@@ -113,7 +113,7 @@ public struct MigrationFile: Sendable {
             guard oldText == newText else { return nil }
         }
         guard let normalized = try? scanner.normalizedText() else { return nil }
-        return Crypto.SHA256.hex(normalized)
+        return LibCrypto.SHA256.hex(normalized)
     }
 
     /// The statements' texts, in order, for plans and dry runs.

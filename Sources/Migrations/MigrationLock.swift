@@ -3,8 +3,9 @@ import Glibc
 #endif
 import AdvisoryLocks
 import Foundation
-import Logging
+import StewardLog
 import Postgres
+import OutputText
 
 /// The cluster-wide lock that lets one migrator run at a time: a session advisory lock, released by
 /// the server when the holder disconnects or dies, so a killed migrator never leaves it stuck.

@@ -1,4 +1,4 @@
-import Logging
+import StewardLog
 import Postgres
 
 /// Applies migration files to one database: one transaction per file, history written in it, under the lock.

@@ -1,5 +1,5 @@
 import HTTP
-import Logging
+import StewardLog
 import Postgres
 import Storage
 

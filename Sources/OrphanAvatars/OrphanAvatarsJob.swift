@@ -2,7 +2,7 @@ import Config
 import Foundation
 import HTTP
 import Jobs
-import Logging
+import StewardLog
 import Postgres
 import Storage
 

@@ -2,7 +2,7 @@ internal import CPostgres
 #if canImport(Glibc)
 import Glibc
 #endif
-import Logging
+import StewardLog
 
 /// One libpq connection; owns the `PGconn` and frees it in `deinit`.
 ///

@@ -1,5 +1,5 @@
 internal import CPostgres
-import Logging
+import StewardLog
 
 /// A libpq connection string (a `postgresql://` URL or `key=value` conninfo), parsed by libpq itself.
 public struct ConnectionString: Sendable, CustomStringConvertible {

@@ -1,5 +1,5 @@
 import BlockingExecutor
-import Logging
+import StewardLog
 import Synchronization
 
 /// One database connection used from async code: every libpq call runs on the shared `BlockingExecutor` (never on

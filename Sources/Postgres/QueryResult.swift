@@ -1,5 +1,5 @@
 internal import CPostgres
-import Logging
+import StewardLog
 
 /// The rows (or command status) of one statement; owns the `PGresult` and clears it in `deinit`.
 public final class QueryResult {

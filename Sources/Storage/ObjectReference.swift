@@ -1,3 +1,4 @@
+import OutputText
 /// Which objects a stored reference (a `profiles.avatar_url` value) may name: one definition, in SQL, used by the
 /// orphan scan, both re-checks before a deletion and the opt-in integrity trigger.
 ///

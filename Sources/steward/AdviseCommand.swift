@@ -3,7 +3,8 @@ import Migrations
 import Advisor
 import CLI
 import Jobs
-import Logging
+import StewardLog
+import OutputText
 
 /// `steward advise`: runs the security advisor's checks against the live database and lists what they find.
 enum AdviseCommand: StewardCommand {

@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import OutputText
 import Glibc
 #endif
 import Apple
@@ -7,7 +8,7 @@ import CLI
 import Config
 import FileSystem
 import Foundation
-import Logging
+import StewardLog
 import Migrations
 import Postgres
 

@@ -4,7 +4,7 @@ import Glibc
 import CLI
 import Config
 import Daemon
-import Logging
+import StewardLog
 import Migrations
 import Postgres
 

@@ -1,6 +1,7 @@
 import CLI
 import Foundation
-import Logging
+import StewardLog
+import OutputText
 
 /// `steward config check`: validates a config file without starting anything.
 enum ConfigCheckCommand: StewardCommand {

@@ -2,7 +2,8 @@ import CLI
 import Config
 import Control
 import Foundation
-import Logging
+import StewardLog
+import OutputText
 
 /// `steward ctl <command>`: the control-socket client.
 enum CtlCommand: StewardCommand {

@@ -2,8 +2,9 @@ import Alerts
 import Daemon
 import Foundation
 import Jobs
-import Logging
+import StewardLog
 import Postgres
+import OutputText
 
 /// The leader and each job's last runs, read straight from the database (for `steward status`).
 struct JobOverview {

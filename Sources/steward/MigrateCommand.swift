@@ -1,7 +1,8 @@
 import CLI
 import Config
-import Logging
+import StewardLog
 import Migrations
+import OutputText
 
 /// `steward migrate`: applies pending migration files, one transaction each, under the migration lock.
 enum MigrateCommand: StewardCommand {

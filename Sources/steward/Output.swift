@@ -1,4 +1,6 @@
-import Logging
+import StewardLog
+import OutputText
+import FileSystem
 
 /// Writes command results to standard output and errors to standard error, unbuffered and whole, with every
 /// known secret removed; an error is one line, its control characters escaped.

@@ -1,7 +1,8 @@
 import CLI
 import Daemon
-import Logging
+import StewardLog
 import Migrations
+import OutputText
 
 /// `steward status`: applied, pending, changed and missing migrations, file by file.
 enum StatusCommand: StewardCommand {

@@ -1,4 +1,5 @@
 import CLI
+import OutputText
 
 /// One `steward` subcommand: its spec (options, help) and what it does with a prepared context.
 protocol StewardCommand: Sendable {

@@ -1,7 +1,8 @@
 import CLI
-import Logging
+import StewardLog
 import Migrations
 import SupabaseProject
+import OutputText
 
 /// `steward verify`: checks the live database still matches the applied migrations.
 enum VerifyCommand: StewardCommand {

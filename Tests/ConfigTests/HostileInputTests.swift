@@ -1,8 +1,9 @@
+import OutputText
 import Config
 import Control
 import Foundation
 import Jobs
-import Logging
+import StewardLog
 import Scheduler
 import steward
 import Testing

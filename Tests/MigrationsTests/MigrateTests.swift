@@ -1,4 +1,4 @@
-import Logging
+import StewardLog
 import Migrations
 import Postgres
 import Testing

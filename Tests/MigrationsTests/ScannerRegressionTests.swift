@@ -1,4 +1,4 @@
-import Crypto
+import LibCrypto
 import Foundation
 @testable import Migrations
 import Postgres
@@ -249,7 +249,7 @@ struct ScannerRegressionTests {
             let old = try #require(try MigrationSource(directory: folder.path).files.last)
             #expect(old.legacyNormalizedChecksum() == nil)
             let legacy = try SQLScanner(old.text).normalizedText()
-            try db.connect().query("update steward.schema_migrations set normalized_checksum = $1 where version = '0006'", [Crypto.SHA256.hex(legacy)])
+            try db.connect().query("update steward.schema_migrations set normalized_checksum = $1 where version = '0006'", [LibCrypto.SHA256.hex(legacy)])
             try folder.write("0006_t.sql", "select $😀$ ;  $😀$;\n")
             #expect(try status().problems.count == 1)
         }

@@ -1,5 +1,5 @@
 import Foundation
-import Logging
+import StewardLog
 import Migrations
 import Postgres
 import Testing

@@ -1,5 +1,5 @@
 import Foundation
-import Logging
+import StewardLog
 import Postgres
 import Testing
 import TestSupport

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
+import OutputText
 
 @Suite("the steward binary: help, exit codes, config, secrets")
 struct CommandLineTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
+import OutputText
 
 /// Values from the database reach the log (the username-check job logs every new finding with its username):
 /// a username holding CR LF, NEL, U+2028 or escape sequences must not start a new journal line or reach the terminal raw.

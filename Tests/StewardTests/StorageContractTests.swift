@@ -3,6 +3,7 @@ import HTTP
 import Storage
 import Testing
 import TestSupport
+import OutputText
 
 /// The Storage emulator against Supabase's own Python client, and Steward's Storage client against the real server's
 /// error model (transient conditions as HTTP 400 with statusCode "503" or "423" in the body).

@@ -1,4 +1,5 @@
 import Foundation
+import OutputText
 
 /// Looks for secrets in what Steward printed and stored: every secret in every form it could come back in
 /// (as written, percent-encoded upper and lower case, percent-decoded, `+` for spaces, JSON- and conninfo-escaped),

@@ -1,5 +1,5 @@
 import Foundation
-import Logging
+import StewardLog
 import Postgres
 
 /// A fresh database in the test cluster, copied from a template that has the local Supabase shim applied.

@@ -1,4 +1,4 @@
-// fuzz-modules: Logging Config
+// fuzz-modules: FileSystem OutputText StewardLog Config
 import Config
 
 /// libFuzzer entry: file bytes → the strict INI reader → every key's checks; plus the secret-file content check.

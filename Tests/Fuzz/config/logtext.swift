@@ -1,5 +1,6 @@
-// fuzz-modules: Logging
-import Logging
+// fuzz-modules: FileSystem OutputText StewardLog
+import StewardLog
+import OutputText
 
 /// libFuzzer entry: outside text → log escaping and secret redaction. An escaped value never holds a control
 /// character or line break; a secret (the first half of the input) never survives redaction.

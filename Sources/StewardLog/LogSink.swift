@@ -2,6 +2,8 @@
 import Glibc
 #endif
 import Synchronization
+import OutputText
+import FileSystem
 
 
 /// Where log events go: one line each on standard error, as text or JSON.
