@@ -80,24 +80,12 @@ public enum AdvisorCatalog {
                           and (p.expr ~ ('''' || b.id || '''') or p.expr !~ 'bucket_id')
                         group by b.id
                         """),
-        AdvisorCheck("anon_security_definer_function_executable", .warn,
-                     why: "Anyone with the anon key can call this SECURITY DEFINER function over the Data API and it runs with its owner's rights.",
-                     fix: "revoke execute on function … from anon, public (or make it SECURITY INVOKER).",
-                     sql: """
-                        select n.nspname, p.proname || '(' || pg_get_function_identity_arguments(p.oid) || ')', 'anon may execute it'
-                        from pg_proc p join pg_namespace n on n.oid = p.pronamespace
-                        where p.prosecdef and n.nspname = any($1::text[]) and has_function_privilege('anon', p.oid, 'execute')
-                          and p.prorettype <> 'trigger'::regtype
-                        """),
-        AdvisorCheck("authenticated_security_definer_function_executable", .warn,
-                     why: "Any signed-in user can call this SECURITY DEFINER function over the Data API and it runs with its owner's rights.",
-                     fix: "revoke execute on function … from authenticated, public unless users must call it.",
-                     sql: """
-                        select n.nspname, p.proname || '(' || pg_get_function_identity_arguments(p.oid) || ')', 'authenticated may execute it'
-                        from pg_proc p join pg_namespace n on n.oid = p.pronamespace
-                        where p.prosecdef and n.nspname = any($1::text[]) and has_function_privilege('authenticated', p.oid, 'execute')
-                          and p.prorettype <> 'trigger'::regtype
-                        """),
+        securityDefinerExecutable(by: "anon",
+                                  why: "Anyone with the anon key can call this SECURITY DEFINER function over the Data API and it runs with its owner's rights.",
+                                  fix: "revoke execute on function … from anon, public (or make it SECURITY INVOKER)."),
+        securityDefinerExecutable(by: "authenticated",
+                                  why: "Any signed-in user can call this SECURITY DEFINER function over the Data API and it runs with its owner's rights.",
+                                  fix: "revoke execute on function … from authenticated, public unless users must call it."),
         AdvisorCheck("multiple_permissive_policies", .warn,
                      why: "Several permissive policies for one role and action are OR-ed together and each is evaluated for every row: slower, and one loose policy opens the table.",
                      fix: "Merge them into one policy per role and action.",
@@ -181,4 +169,14 @@ public enum AdvisorCatalog {
                           and not exists (select 1 from pg_depend d where d.objid = p.oid and d.deptype = 'e')
                         """),
     ]
+
+    /// `<role>_security_definer_function_executable`: SECURITY DEFINER functions (not trigger functions) `role` may call.
+    static func securityDefinerExecutable(by role: String, why: String, fix: String) -> AdvisorCheck {
+        AdvisorCheck("\(role)_security_definer_function_executable", .warn, why: why, fix: fix, sql: """
+            select n.nspname, p.proname || '(' || pg_get_function_identity_arguments(p.oid) || ')', '\(role) may execute it'
+            from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+            where p.prosecdef and n.nspname = any($1::text[]) and has_function_privilege('\(role)', p.oid, 'execute')
+              and p.prorettype <> 'trigger'::regtype
+            """)
+    }
 }
