@@ -22,6 +22,8 @@ def psql(db, sql):
 def fresh(name):
     psql("postgres", f"drop database if exists {name} with (force)")
     psql("postgres", f"create database {name} template steward_template_legacy owner postgres")
+    # The platform lets postgres manage storage policies (supautils); the shim's stand-in reads this per-database setting.
+    psql("postgres", f"alter database {name} set supautils_stand_in.policy_grants = 'postgres:storage.objects'")
 
 
 def advise(db):

@@ -179,6 +179,8 @@ def pg_cron_version():
 def main():
     psql(ADMIN, f"drop database if exists {DB} with (force)")
     psql(ADMIN, f"create database {DB} template steward_template_2026 owner postgres")
+    # The platform lets postgres manage storage policies (supautils); the shim's stand-in reads this per-database setting.
+    psql(ADMIN, f"alter database {DB} set supautils_stand_in.policy_grants = 'postgres:storage.objects'")
     subprocess.run([STEWARD, "migrate", "--database-url", URL, "--migrations", f"{ROOT}/sql/migrations", "--log-level", "warning"],
                    check=True, stdout=subprocess.DEVNULL)
     with tempfile.TemporaryDirectory() as folder:

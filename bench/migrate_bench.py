@@ -29,7 +29,9 @@ def psql(dburl, *args):
 
 def fresh(name):
     psql(ADMIN, "-c", f"drop database if exists {name} with (force)", "-c",
-         f"create database {name} template steward_template_2026 owner postgres")
+         f"create database {name} template steward_template_2026 owner postgres",
+         # The platform lets postgres manage storage policies (supautils); the shim's stand-in reads this per-database setting.
+         "-c", f"alter database {name} set supautils_stand_in.policy_grants = 'postgres:storage.objects'")
 
 
 def timed(cmd, env=None):

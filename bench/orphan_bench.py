@@ -55,6 +55,8 @@ def prepare(n):
     db = f"bench_orphans_{n}"
     psql(ADMIN + "/postgres", f"drop database if exists {db} with (force)")
     psql(ADMIN + "/postgres", f"create database {db} template steward_template_2026 owner postgres")
+    # The platform lets postgres manage storage policies (supautils); the shim's stand-in reads this per-database setting.
+    psql(ADMIN + "/postgres", f"alter database {db} set supautils_stand_in.policy_grants = 'postgres:storage.objects'")
     url = f"postgresql://postgres:steward-local@127.0.0.1:{PORT}/{db}"
     subprocess.run([STEWARD, "migrate", "--database-url", url, "--log-level", "warning"], check=True, stdout=subprocess.DEVNULL, cwd=ROOT)
     for statement in FILL.split(";\n"):
