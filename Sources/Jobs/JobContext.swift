@@ -18,4 +18,7 @@ public struct JobContext: Sendable {
     public let force: Bool
     /// When the run's timeout ends it: the run's task is cancelled then; blocking work (HTTP transfers) must stop by it.
     public let deadline: ContinuousClock.Instant
+    /// Where the job says how far it has got (phase, done of total); the runner reports it in logs, `ctl jobs`,
+    /// a terminal line and `steward_job_progress_ratio`.
+    public let progress: JobProgress
 }

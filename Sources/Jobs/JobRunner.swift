@@ -103,7 +103,8 @@ public struct JobRunner: Sendable {
                                     ("dry_run", String(dryRun))])
         let deadline = ContinuousClock.now + .milliseconds(Int64(Self.boundedSeconds(settings.timeoutSeconds) * 1000))
         let context = JobContext(dryRun: dryRun, database: session, logger: logger.named("job.\(name)"), settings: settings,
-                                 scheduledFor: scheduledFor, runID: id, force: force, deadline: deadline)
+                                 scheduledFor: scheduledFor, runID: id, force: force, deadline: deadline,
+                                 progress: JobProgress())
         do {
             let summary = try await Self.withTimeout(settings.timeoutSeconds, deadline: deadline) { try await job.run(context) }
             try await history.finish(id: id, succeeded: true, summary: summary.json, error: nil)
