@@ -91,7 +91,7 @@ let package = Package(
                                                     "OrphanAvatars", "PruneHistory", "UsernameCheck"]),
         .testTarget(name: "SchedulerTests", dependencies: ["Scheduler"]),
         .testTarget(name: "BlockingExecutorTests", dependencies: ["BlockingExecutor"]),
-        .testTarget(name: "UsernamesTests", dependencies: ["Usernames"]),
+        .testTarget(name: "UsernamesTests", dependencies: ["Usernames", "TestSupport"]),
         .testTarget(name: "AdvisorTests", dependencies: ["Advisor", "AdvisorJob", "Jobs", "LegacyImport", "Migrations", "Postgres", "TestSupport"]),
         .testTarget(name: "StewardTests", dependencies: ["OutputText", "FileSystem", "Postgres", "Storage", "TestSupport", "steward"]),
     ] + jobModules

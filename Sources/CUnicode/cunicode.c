@@ -2,8 +2,10 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <unicode/uspoof.h>
 #include <unicode/unorm2.h>
+#include <unicode/ustring.h>
 #include <unicode/uvernum.h>
 #include "cunicode.h"
 
@@ -24,6 +26,8 @@ static __typeof__(uspoof_getCheckResultRestrictionLevel) *p_uspoof_getCheckResul
 static __typeof__(uspoof_closeCheckResult) *p_uspoof_closeCheckResult;
 static __typeof__(unorm2_getNFKCCasefoldInstance) *p_unorm2_getNFKCCasefoldInstance;
 static __typeof__(unorm2_normalize) *p_unorm2_normalize;
+static __typeof__(u_strFromUTF8) *p_u_strFromUTF8;
+static __typeof__(u_strToUTF8) *p_u_strToUTF8;
 
 static USpoofChecker *checker;
 static const UNormalizer2 *casefold;
@@ -43,15 +47,23 @@ static int load(void) {
           && STEWARD_RESOLVE(handle, uspoof_setRestrictionLevel) && STEWARD_RESOLVE(handle, uspoof_getSkeleton)
           && STEWARD_RESOLVE(handle, uspoof_openCheckResult) && STEWARD_RESOLVE(handle, uspoof_check2)
           && STEWARD_RESOLVE(handle, uspoof_getCheckResultRestrictionLevel) && STEWARD_RESOLVE(handle, uspoof_closeCheckResult)
-          && STEWARD_RESOLVE(handle, unorm2_getNFKCCasefoldInstance) && STEWARD_RESOLVE(handle, unorm2_normalize))) {
+          && STEWARD_RESOLVE(handle, unorm2_getNFKCCasefoldInstance) && STEWARD_RESOLVE(handle, unorm2_normalize)
+          && STEWARD_RESOLVE(handle, u_strFromUTF8) && STEWARD_RESOLVE(handle, u_strToUTF8))) {
         snprintf(load_error, sizeof load_error, "%s: %s", STEWARD_ICU_LIBRARY, dlerror());
         return 0;
     }
     return 1;
 }
 
+static pthread_key_t scratch_key;
+static void free_scratch(void *p);
+
 static void setup(void) {
     if (!load()) return;
+    if (pthread_key_create(&scratch_key, free_scratch) != 0) {
+        snprintf(load_error, sizeof load_error, "no thread-local storage for ICU buffers");
+        return;
+    }
     UErrorCode status = U_ZERO_ERROR;
     USpoofChecker *c = p_uspoof_open(&status);
     if (U_SUCCESS(status)) {
@@ -113,4 +125,111 @@ int32_t steward_restriction_level(const uint16_t *text, int32_t length) {
     case USPOOF_MINIMALLY_RESTRICTIVE: return 5;
     default: return 6;
     }
+}
+
+/* Per-thread buffers of steward_username_keys, grown as needed and kept for the thread's life. */
+typedef struct {
+    UChar *text, *folded, *skeleton;
+    int32_t text_capacity, folded_capacity, skeleton_capacity;
+    char *folded8, *skeleton8;
+    int32_t folded8_capacity, skeleton8_capacity;
+    USpoofCheckResult *result;
+} scratch;
+
+static void free_scratch(void *p) {
+    scratch *s = p;
+    if (!s) return;
+    free(s->text); free(s->folded); free(s->skeleton); free(s->folded8); free(s->skeleton8);
+    if (s->result) p_uspoof_closeCheckResult(s->result);
+    free(s);
+}
+
+static scratch *thread_scratch(void) {
+    scratch *s = pthread_getspecific(scratch_key);
+    if (s) return s;
+    s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    if (pthread_setspecific(scratch_key, s) != 0) { free(s); return NULL; }
+    return s;
+}
+
+static int grow(void **buffer, int32_t *capacity, int32_t needed, size_t unit) {
+    if (needed <= *capacity) return 1;
+    int32_t wanted = needed < 64 ? 64 : needed;
+    void *bigger = realloc(*buffer, (size_t)wanted * unit);
+    if (!bigger) return 0;
+    *buffer = bigger;
+    *capacity = wanted;
+    return 1;
+}
+#define STEWARD_GROW(s, field, needed) grow((void **)&(s)->field, &(s)->field##_capacity, (needed), sizeof *(s)->field)
+
+/* Runs an ICU call that writes UTF-16 into (out, capacity), growing the buffer once on overflow. */
+#define STEWARD_FILL(s, field, length, call) do { \
+        UErrorCode status = U_ZERO_ERROR; \
+        length = (call); \
+        if (status == U_BUFFER_OVERFLOW_ERROR) { \
+            if (!STEWARD_GROW(s, field, length + 1)) return -1; \
+            status = U_ZERO_ERROR; \
+            length = (call); \
+        } \
+        if (U_FAILURE(status)) return -1; \
+    } while (0)
+
+static int to_utf8(char **out, int32_t *capacity, int32_t *length, const UChar *text, int32_t text_length) {
+    /* A UTF-16 unit becomes at most three bytes of UTF-8. */
+    if (text_length > INT32_MAX / 3 - 1) return 0;
+    if (!grow((void **)out, capacity, text_length * 3 + 1, 1)) return 0;
+    UErrorCode status = U_ZERO_ERROR;
+    p_u_strToUTF8(*out, *capacity, length, text, text_length, &status);
+    return U_SUCCESS(status);
+}
+
+int steward_username_keys(const char *text, int32_t length, steward_username_keys_result *out) {
+    pthread_once(&once, setup);
+    if (!checker || !casefold || length < 0) return -1;
+    scratch *s = thread_scratch();
+    if (!s) return -1;
+    /* UTF-8 never has fewer bytes than UTF-16 has units. */
+    if (!STEWARD_GROW(s, text, length + 1)) return -1;
+    int32_t n16 = 0;
+    UErrorCode status = U_ZERO_ERROR;
+    p_u_strFromUTF8(s->text, s->text_capacity, &n16, text, length, &status);
+    if (U_FAILURE(status)) return -1;
+
+    int ascii = 1;
+    for (int32_t i = 0; i < length; i++) if ((unsigned char)text[i] >= 0x80) { ascii = 0; break; }
+    if (ascii) {
+        /* ICU's own first answer for text that allows every character: ASCII only is USPOOF_ASCII. */
+        out->level = 1;
+    } else {
+        if (!s->result) {
+            s->result = p_uspoof_openCheckResult(&status);
+            if (U_FAILURE(status)) { s->result = NULL; return -1; }
+        }
+        p_uspoof_check2(checker, s->text, n16, s->result, &status);
+        URestrictionLevel level = p_uspoof_getCheckResultRestrictionLevel(s->result, &status);
+        if (U_FAILURE(status)) return -1;
+        switch (level) {
+        case USPOOF_ASCII: out->level = 1; break;
+        case USPOOF_SINGLE_SCRIPT_RESTRICTIVE: out->level = 2; break;
+        case USPOOF_HIGHLY_RESTRICTIVE: out->level = 3; break;
+        case USPOOF_MODERATELY_RESTRICTIVE: out->level = 4; break;
+        case USPOOF_MINIMALLY_RESTRICTIVE: out->level = 5; break;
+        default: out->level = 6; break;
+        }
+    }
+
+    if (!STEWARD_GROW(s, folded, n16 * 3 + 16)) return -1;
+    int32_t nf = 0;
+    STEWARD_FILL(s, folded, nf, p_unorm2_normalize(casefold, s->text, n16, s->folded, s->folded_capacity, &status));
+    if (!STEWARD_GROW(s, skeleton, nf * 3 + 16)) return -1;
+    int32_t nk = 0;
+    STEWARD_FILL(s, skeleton, nk, p_uspoof_getSkeleton(checker, 0, s->folded, nf, s->skeleton, s->skeleton_capacity, &status));
+
+    if (!to_utf8(&s->folded8, &s->folded8_capacity, &out->folded_length, s->folded, nf)) return -1;
+    if (!to_utf8(&s->skeleton8, &s->skeleton8_capacity, &out->skeleton_length, s->skeleton, nk)) return -1;
+    out->folded = s->folded8;
+    out->skeleton = s->skeleton8;
+    return 0;
 }

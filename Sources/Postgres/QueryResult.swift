@@ -3,7 +3,7 @@ import StewardLog
 
 /// The rows (or command status) of one statement; owns the `PGresult` and clears it in `deinit`.
 public final class QueryResult {
-    private let handle: OpaquePointer
+    let handle: OpaquePointer
     /// The statement as sent, named in decoding errors.
     let statement: String
 

@@ -80,7 +80,7 @@ public struct UsernameCheckJob: Job {
         let db = context.database
         // Session-local work tables (the session is the job's own); quiet about "already exists" on later runs.
         let started = Date()
-        try await db.run { c in
+        let estimate = try await db.run { c in
             // Room for the work tables in memory; only possible before the session first touches a temporary table.
             _ = try? c.query("select set_config('temp_buffers', '128MB', false) where not exists (select 1 from pg_class where relpersistence = 't' and relnamespace = pg_my_temp_schema())")
             try c.transaction { c in
@@ -94,44 +94,43 @@ public struct UsernameCheckJob: Job {
                     truncate steward_username_keys, steward_username_found;
                     """)
             }
+            // The planner's row count: a total for progress without counting; corrected if the scan passes it.
+            return try c.query("select greatest(reltuples, 0)::bigint from pg_class where oid = 'public.profiles'::regclass").scalar(Int64.self)
         }
-        let checker = try UsernameChecker(policy: policy)
-        var after: UUID?
+        let progress = context.progress
+        progress.begin("checking", total: estimate > 0 ? estimate : nil)
+        _ = try UsernameChecker(policy: policy)   // the pattern compiles, once for the run
+        let policy = policy
+        let workers = max(1, min(8, ProcessInfo.processInfo.activeProcessorCount))
         var scanned = 0, withoutUsername = 0
         let pageSize = pageSize
-        while true {
-            // Keyset pagination: each page starts after the last id seen, straight off the primary key index.
-            // Order by the uuid column itself (p.id), not by the text the select list makes of it: that would sort
-            // every remaining row for each page, quadratic at scale. No "$1 is null or …" either, for the same reason.
-            let page: [(UUID, String?)] = try await db.run { [after] c in
-                let result = try after.map { try c.query("select p.id, p.username from public.profiles p where p.id > \($0)::uuid order by p.id limit \(pageSize)") }
-                    ?? c.query("select p.id, p.username from public.profiles p order by p.id limit \(pageSize)")
-                return try result.decode((UUID, String?).self)
-            }
-            var keyIDs: [UUID] = [], keyNames: [String] = [], folded: [String] = [], skeletons: [String] = []
-            var foundIDs: [UUID] = [], foundNames: [String] = [], foundRules: [String] = [], details: [String] = []
-            for (id, username) in page {
-                guard let username else { withoutUsername += 1; continue }
-                let (findings, keys) = checker.check(username)
-                keyIDs.append(id); keyNames.append(username); folded.append(keys.folded); skeletons.append(keys.skeleton)
-                for finding in findings {
-                    foundIDs.append(id); foundNames.append(username); foundRules.append(finding.rule.rawValue); details.append(finding.detail)
+        // A pipeline: while one page is checked (on every core), the next is read and the one before is stored.
+        var page = try await Self.fetchPage(db, after: nil, pageSize: pageSize)
+        while !page.isEmpty {
+            let more = page.count == pageSize, last = page.last?.id
+            async let next = more ? Self.fetchPage(db, after: last, pageSize: pageSize) : []
+            let checked = try await Self.check(page, policy: policy, workers: workers)
+            try await db.run { [checked] c in
+                try c.query("insert into steward_username_keys select * from unnest(\(checked.keyIDs), \(checked.keyNames), \(checked.folded), \(checked.skeletons))")
+                if !checked.foundIDs.isEmpty {
+                    try c.query("insert into steward_username_found select * from unnest(\(checked.foundIDs), \(checked.foundNames), \(checked.foundRules), \(checked.details))")
                 }
             }
-            try await db.run { [keyIDs, keyNames, folded, skeletons, foundIDs, foundNames, foundRules, details] c in
-                try c.query("insert into steward_username_keys select * from unnest(\(keyIDs), \(keyNames), \(folded), \(skeletons))")
-                try c.query("insert into steward_username_found select * from unnest(\(foundIDs), \(foundNames), \(foundRules), \(details))")
-            }
             scanned += page.count
-            after = page.last?.0
-            if page.count < pageSize { break }
+            withoutUsername += page.count - checked.keyIDs.count
+            if let total = progress.snapshot.total, Int64(scanned) > total { progress.set(total: Int64(scanned)) }
+            progress.set(done: Int64(scanned))
+            page = try await next
         }
+        progress.set(total: Int64(scanned))
+        progress.set(done: Int64(scanned))
 
         context.logger.info("usernames scanned", [("profiles", String(scanned)), ("seconds", String(format: "%.2f", Date().timeIntervalSince(started)))])
         let rules = policy.rules.map(\.rawValue)
         let dryRun = context.dryRun
         let recordStarted = Date()
-        let result = try await db.run { c in try Self.collideAndRecord(c, rules: rules, dryRun: dryRun) }
+        progress.begin("finding collisions")
+        let result = try await db.run { c in try Self.collideAndRecord(c, rules: rules, dryRun: dryRun, progress: progress) }
         context.logger.info("collisions found and findings recorded", [("seconds", String(format: "%.2f", Date().timeIntervalSince(recordStarted)))])
         for line in result.newLines { context.logger.warning("new username finding", line) }
         if result.newCount > result.newLines.count {
@@ -148,6 +147,75 @@ public struct UsernameCheckJob: Job {
         return summary
     }
 
+    /// One profile as read: its id and username (nil when it has none).
+    struct Profile: Sendable {
+        let id: UUID
+        let username: String?
+    }
+
+    /// The next page of profiles after `after` (keyset pagination, straight off the primary key index), read in place.
+    static func fetchPage(_ db: DatabaseSession, after: UUID?, pageSize: Int) async throws -> [Profile] {
+        try await db.run { c in
+            // Order by the uuid column itself (p.id), not by the text the select list makes of it: that would sort
+            // every remaining row for each page, quadratic at scale. No "$1 is null or …" either, for the same reason.
+            let result = try after.map { try c.query("select p.id, p.username from public.profiles p where p.id > \($0)::uuid order by p.id limit \(pageSize)") }
+                ?? c.query("select p.id, p.username from public.profiles p order by p.id limit \(pageSize)")
+            var page: [Profile] = []
+            page.reserveCapacity(result.count)
+            try result.forEachRow { row in
+                guard let id = try row.uuid(0) else {
+                    throw PostgresError(kind: .decoding, message: "profile id is NULL (row \(row.index + 1))")
+                }
+                page.append(Profile(id: id, username: try row.string(1)))
+            }
+            return page
+        }
+    }
+
+    /// What checking some profiles gave: the keys of each username, and each finding, as columns to send.
+    struct Checked: Sendable {
+        var keyIDs: [UUID] = [], keyNames: [String] = [], folded: [String] = [], skeletons: [String] = []
+        var foundIDs: [UUID] = [], foundNames: [String] = [], foundRules: [String] = [], details: [String] = []
+
+        mutating func append(_ other: Checked) {
+            keyIDs += other.keyIDs; keyNames += other.keyNames; folded += other.folded; skeletons += other.skeletons
+            foundIDs += other.foundIDs; foundNames += other.foundNames; foundRules += other.foundRules; details += other.details
+        }
+    }
+
+    /// Checks `page` in `workers` slices at once (child tasks, each with its own checker), and joins their answers.
+    static func check(_ page: [Profile], policy: UsernamePolicy, workers: Int) async throws -> Checked {
+        if workers <= 1 || page.count < 200 { return check(page[...], checker: try UsernameChecker(policy: policy)) }
+        let slice = (page.count + workers - 1) / workers
+        return try await withThrowingTaskGroup(of: (Int, Checked).self) { group in
+            for (n, start) in stride(from: 0, to: page.count, by: slice).enumerated() {
+                let part = page[start..<min(page.count, start + slice)]
+                group.addTask { (n, check(part, checker: try UsernameChecker(policy: policy))) }
+            }
+            var parts: [(Int, Checked)] = []
+            for try await part in group { parts.append(part) }
+            var all = Checked()
+            for (_, part) in parts.sorted(by: { $0.0 < $1.0 }) { all.append(part) }
+            return all
+        }
+    }
+
+    /// Checks `profiles` one by one.
+    static func check(_ profiles: ArraySlice<Profile>, checker: UsernameChecker) -> Checked {
+        var out = Checked()
+        out.keyIDs.reserveCapacity(profiles.count); out.keyNames.reserveCapacity(profiles.count)
+        out.folded.reserveCapacity(profiles.count); out.skeletons.reserveCapacity(profiles.count)
+        for profile in profiles {
+            guard let username = profile.username else { continue }
+            let (findings, keys) = checker.check(username)
+            out.keyIDs.append(profile.id); out.keyNames.append(username); out.folded.append(keys.folded); out.skeletons.append(keys.skeleton)
+            for finding in findings {
+                out.foundIDs.append(profile.id); out.foundNames.append(username); out.foundRules.append(finding.rule.rawValue); out.details.append(finding.detail)
+            }
+        }
+        return out
+    }
+
     struct RecordResult: Sendable {
         var byRule: [String: Int64] = [:]
         var newCount: Int64 = 0
@@ -156,28 +224,55 @@ public struct UsernameCheckJob: Job {
     }
 
     /// Finds collisions by grouping the keys, then brings `steward.username_findings` up to date (unless dry).
-    static func collideAndRecord(_ c: Connection, rules: [String], dryRun: Bool) throws -> RecordResult {
-        try c.execute("""
-            create index steward_username_keys_folded on steward_username_keys (folded);
-            create index steward_username_keys_skeleton on steward_username_keys (skeleton);
-            analyze steward_username_keys;
-            """)
-        // Collisions by grouping the keys (never pairwise): same normal form, or same skeleton but another normal form.
-        let collisions: [(String, SQLIdentifier, String, PostgresQuery, PostgresQuery)] = [
-            ("case_duplicate", try SQLIdentifier("folded"), "same after case folding and NFKC as ", "true", "having count(*) > 1"),
-            ("confusable", try SQLIdentifier("skeleton"), "looks like ", "o.folded <> k.folded", "having count(distinct folded) > 1"),
-        ]
-        for (rule, key, wording, differs, groups) in collisions where rules.contains(rule) {
-            try c.query("""
-                insert into steward_username_found
-                select k.profile_id, k.username, \(rule), \(wording) ||
-                       (select string_agg(format('%s (%s)', o.username, o.profile_id), ', ')
-                        from (select * from steward_username_keys o where o.\(key) = k.\(key) and o.profile_id <> k.profile_id
-                              and \(differs) order by o.profile_id limit 5) o)
-                from steward_username_keys k
-                where k.\(key) in (select \(key) from steward_username_keys group by \(key) \(groups))
-                """)
+    ///
+    /// Each rule is a few hash aggregates and hash joins over the keys, linear in the number of profiles: the keys
+    /// that collide, their profiles, and for each group only the first profiles its details can name (up to five
+    /// others each, by profile id).
+    static func collideAndRecord(_ c: Connection, rules: [String], dryRun: Bool, progress: JobProgress) throws -> RecordResult {
+        try c.transaction { c in
+            // Room to hash every key in memory, for these statements only.
+            try c.execute("set local work_mem = '64MB'")
+            if rules.contains("case_duplicate") {
+                // A member's five others are among its group's first six.
+                try c.query("""
+                    with g as (select folded from steward_username_keys group by folded having count(*) > 1),
+                    m as materialized (select k.profile_id, k.username, k.folded from steward_username_keys k join g using (folded)),
+                    l as (select folded, array_agg(profile_id order by profile_id) as ids,
+                                 array_agg(format('%s (%s)', username, profile_id) order by profile_id) as shown
+                          from (select m.*, row_number() over (partition by folded order by profile_id) as r from m) t
+                          where r <= 6 group by folded)
+                    insert into steward_username_found
+                    select m.profile_id, m.username, 'case_duplicate', 'same after case folding and NFKC as ' ||
+                           (select string_agg(x.shown, ', ' order by x.i)
+                            from (select u.shown, u.i from unnest(l.ids, l.shown) with ordinality u(id, shown, i)
+                                  where u.id <> m.profile_id order by u.i limit 5) x)
+                    from m join l using (folded)
+                    """)
+            }
+            if rules.contains("confusable") {
+                // A member's five others (another normal form) are among the first ten of its group once each normal
+                // form keeps only its first five.
+                try c.query("""
+                    with g as (select skeleton from (select distinct skeleton, folded from steward_username_keys) d
+                               group by skeleton having count(*) > 1),
+                    m as materialized (select k.profile_id, k.username, k.folded, k.skeleton from steward_username_keys k join g using (skeleton)),
+                    l as (select skeleton, array_agg(folded order by profile_id) as folds,
+                                 array_agg(format('%s (%s)', username, profile_id) order by profile_id) as shown
+                          from (select f.*, row_number() over (partition by skeleton order by profile_id) as r
+                                from (select m.*, row_number() over (partition by skeleton, folded order by profile_id) as rf from m) f
+                                where rf <= 5) t
+                          where r <= 10 group by skeleton)
+                    insert into steward_username_found
+                    select m.profile_id, m.username, 'confusable', 'looks like ' ||
+                           (select string_agg(x.shown, ', ' order by x.i)
+                            from (select u.shown, u.i from unnest(l.folds, l.shown) with ordinality u(folded, shown, i)
+                                  where u.folded <> m.folded order by u.i limit 5) x)
+                    from m join l using (skeleton)
+                    """)
+            }
         }
+        try c.execute("analyze steward_username_found")
+        progress.begin("recording")
         var result = RecordResult()
         for row in try c.query("select rule, count(*) from (select distinct profile_id, rule from steward_username_found) f group by rule").rows {
             result.byRule[try row.decode(String.self, at: 0)] = try row.decode(Int64.self, at: 1)

@@ -1,4 +1,7 @@
 internal import CUnicode
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// ICU's answers about a string (UTS #39 skeleton, NFKC case folding, restriction level), via the C target.
 public enum UnicodeChecks {
@@ -47,6 +50,39 @@ public enum UnicodeChecks {
     public static func restrictionLevel(_ text: String) -> RestrictionLevel {
         let units = Array(text.utf16)
         return RestrictionLevel(rawValue: Int(steward_restriction_level(units, Int32(units.count)))) ?? .unrestrictive
+    }
+
+    /// A username's normal form (`nfkcCasefold`), the skeleton of that form, and the username's restriction level,
+    /// in one pass through ICU: the same answers as the three calls one by one.
+    public static func keys(_ text: String) -> (folded: String, skeleton: String, level: RestrictionLevel) {
+        var text = text
+        // The folded form is nil when it is the text itself (most usernames), so no second copy is made.
+        let answer = text.withUTF8 { bytes -> (folded: String?, skeleton: String, level: RestrictionLevel)? in
+            guard let length = Int32(exactly: bytes.count) else { return nil }
+            var result = steward_username_keys_result()
+            let status = bytes.withMemoryRebound(to: CChar.self) { steward_username_keys($0.baseAddress, length, &result) }
+            guard status == 0, let level = RestrictionLevel(rawValue: Int(result.level)) else { return nil }
+            let folded = sameBytes(result.folded, result.folded_length, bytes) ? nil : string(result.folded, result.folded_length)
+            return (folded, string(result.skeleton, result.skeleton_length), level)
+        }
+        guard let answer else {
+            let folded = nfkcCasefold(text)
+            return (folded, skeleton(folded), restrictionLevel(text))
+        }
+        return (answer.folded ?? text, answer.skeleton, answer.level)
+    }
+
+    private static func sameBytes(_ pointer: UnsafePointer<CChar>?, _ length: Int32, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard Int(length) == bytes.count else { return false }
+        guard let pointer, let base = bytes.baseAddress else { return length == 0 }
+        return memcmp(pointer, base, bytes.count) == 0
+    }
+
+    private static func string(_ pointer: UnsafePointer<CChar>?, _ length: Int32) -> String {
+        guard let pointer, length > 0 else { return "" }
+        return pointer.withMemoryRebound(to: UInt8.self, capacity: Int(length)) {
+            String(decoding: UnsafeBufferPointer(start: $0, count: Int(length)), as: UTF8.self)
+        }
     }
 
     private static func transform(_ text: String,

@@ -9,57 +9,78 @@ public struct UsernameChecker {
 
     public let policy: UsernamePolicy
     private let regex: Regex<AnyRegexOutput>
+    /// The policy's rules as flags, read for every username.
+    private let length, pattern, reserved, normalization, mixedScript, invisible, whitespace: Bool
+    /// The pattern is the default one, whose whole-string match on ASCII text is a test of each byte.
+    private let defaultPattern: Bool
 
     /// Throws when the pattern is not a valid regular expression.
     public init(policy: UsernamePolicy) throws {
         self.policy = policy
         self.regex = try Regex(policy.pattern)
+        let rules = policy.rules
+        length = rules.contains(.length)
+        pattern = rules.contains(.pattern)
+        reserved = rules.contains(.reserved)
+        normalization = rules.contains(.normalization)
+        mixedScript = rules.contains(.mixedScript)
+        invisible = rules.contains(.invisible)
+        whitespace = rules.contains(.whitespace)
+        defaultPattern = policy.pattern == UsernamePolicy().pattern
     }
 
     /// Every rule `username` breaks on its own, and its grouping keys.
     public func check(_ username: String) -> (findings: [UsernameFinding], keys: Keys) {
-        let rules = policy.rules
         var findings: [UsernameFinding] = []
-        let folded = UnicodeChecks.nfkcCasefold(username)
-        let keys = Keys(folded: folded, skeleton: UnicodeChecks.skeleton(folded))
+        let analysis = UnicodeChecks.keys(username)
+        let folded = analysis.folded
+        let keys = Keys(folded: folded, skeleton: analysis.skeleton)
+        // Most usernames are ASCII: then characters are bytes (but for CR LF, one character) and every property is known.
+        let ascii = ASCIIText(username)
 
-        if rules.contains(.length) {
-            let length = username.count
+        if length {
+            let length = ascii.map { $0.hasCarriageReturn ? username.count : $0.count } ?? username.count
             if length < policy.minLength { findings.append(.init(.length, "\(length) characters; at least \(policy.minLength)")) }
             if length > policy.maxLength { findings.append(.init(.length, "\(length) characters; at most \(policy.maxLength)")) }
         }
-        if rules.contains(.pattern) {
-            if (try? regex.wholeMatch(in: username)) == nil {
+        if pattern {
+            let matches = (defaultPattern && ascii?.onlyDefaultPatternBytes == true) || (try? regex.wholeMatch(in: username)) != nil
+            if !matches {
                 findings.append(.init(.pattern, "characters outside \(policy.pattern): \(Self.offending(username, regex: regex))"))
-            } else if policy.forbidDotEdges && (username.hasPrefix(".") || username.hasSuffix(".") || username.contains("..")) {
+            } else if policy.forbidDotEdges && (ascii?.hasDotEdgesOrDoubleDot
+                                                 ?? (username.hasPrefix(".") || username.hasSuffix(".") || username.contains(".."))) {
                 findings.append(.init(.pattern, "a dot at the start or end, or two dots in a row"))
             }
         }
-        if rules.contains(.reserved) {
+        if reserved {
             if let name = policy.reserved[folded] {
                 findings.append(.init(.reserved, "reserved name \(name)"))
             } else if let name = policy.reservedSkeletons[keys.skeleton] {
                 findings.append(.init(.reserved, "looks like the reserved name \(name)"))
             }
         }
-        if rules.contains(.normalization), folded != username {
+        if normalization, folded != username {
             findings.append(.init(.normalization, "normal form (NFKC, case folded) is \(folded)"))
         }
-        if rules.contains(.mixedScript) {
-            let level = UnicodeChecks.restrictionLevel(username)
+        if mixedScript {
+            let level = analysis.level
             if level > policy.maxRestrictionLevel {
                 findings.append(.init(.mixedScript, "mixes scripts (\(level), allowed up to \(policy.maxRestrictionLevel)): \(Self.scriptsSummary(username))"))
             }
         }
-        if rules.contains(.invisible) {
+        if invisible, ascii?.hasControl ?? true {
             let hidden = username.unicodeScalars.filter(Self.isInvisible)
             if !hidden.isEmpty {
                 findings.append(.init(.invisible, "invisible or control characters: " + hidden.map { Self.codePoint($0) }.joined(separator: " ")))
             }
         }
-        if rules.contains(.whitespace), let first = username.unicodeScalars.first, let last = username.unicodeScalars.last,
-           first.properties.isWhitespace || last.properties.isWhitespace {
-            findings.append(.init(.whitespace, "starts or ends with white space"))
+        if whitespace {
+            let scalars = username.unicodeScalars
+            let edges = ascii.map { $0.whiteSpaceAtAnEdge } ?? {
+                guard let first = scalars.first, let last = scalars.last else { return false }
+                return first.properties.isWhitespace || last.properties.isWhitespace
+            }()
+            if edges { findings.append(.init(.whitespace, "starts or ends with white space")) }
         }
         return (findings, keys)
     }

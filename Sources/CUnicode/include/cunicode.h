@@ -18,4 +18,20 @@ int32_t steward_nfkc_casefold(const uint16_t *text, int32_t length, uint16_t *ou
    5 minimally restrictive, 6 unrestrictive), or -1 on error. */
 int32_t steward_restriction_level(const uint16_t *text, int32_t length);
 
+/* One username's keys and level at once, UTF-8 in and out. */
+typedef struct {
+    /* NFKC_Casefold of the text, and the UTS #39 skeleton of that; UTF-8, not NUL-terminated. */
+    const char *folded;
+    int32_t folded_length;
+    const char *skeleton;
+    int32_t skeleton_length;
+    /* The text's restriction level, numbered as steward_restriction_level numbers it. */
+    int32_t level;
+} steward_username_keys_result;
+
+/* Fills out for text (UTF-8, length bytes); returns 0, or -1 on an ICU error or invalid UTF-8. The strings point into
+   buffers of the calling thread, valid until its next call. Same answers as steward_nfkc_casefold, then
+   steward_skeleton of the folded form, and steward_restriction_level of text. */
+int steward_username_keys(const char *text, int32_t length, steward_username_keys_result *out);
+
 #endif
