@@ -7,7 +7,7 @@ import Usernames
 /// Checks every username against the rules the quickstart's schema cannot express, and keeps
 /// `steward.username_findings` current. It never changes a username.
 ///
-/// One streaming pass: profiles are read a page at a time (keyset pagination), each username is checked on
+/// One streaming pass: profiles are read a page at a time through a cursor, each username is checked on
 /// its own, and its grouping keys go to a temporary table; collisions are then found by grouping in the
 /// database, so memory stays flat and nothing is compared pairwise.
 public struct UsernameCheckJob: Job {
@@ -90,8 +90,9 @@ public struct UsernameCheckJob: Job {
                       (profile_id uuid not null, username text not null, folded text not null, skeleton text not null);
                     create temporary table if not exists steward_username_found
                       (profile_id uuid not null, username text not null, rule text not null, detail text not null);
+                    create temporary table if not exists steward_username_repeats (key text not null, skeleton bool not null);
                     drop index if exists steward_username_keys_folded, steward_username_keys_skeleton;
-                    truncate steward_username_keys, steward_username_found;
+                    truncate steward_username_keys, steward_username_found, steward_username_repeats;
                     """)
             }
             // The planner's row count: a total for progress without counting; corrected if the scan passes it.
@@ -103,24 +104,43 @@ public struct UsernameCheckJob: Job {
         let policy = policy
         let workers = max(1, min(8, ProcessInfo.processInfo.activeProcessorCount))
         var scanned = 0, withoutUsername = 0
+        // Keys that may repeat (all that do, and a few that do not): collisions are then looked for among them only.
+        var foldedSeen = SeenFilter(expected: Int(clamping: estimate)), skeletonSeen = SeenFilter(expected: Int(clamping: estimate))
         let pageSize = pageSize
-        // A pipeline: while one page is checked (on every core), the next is read and the one before is stored.
-        var page = try await Self.fetchPage(db, after: nil, pageSize: pageSize)
-        while !page.isEmpty {
-            let more = page.count == pageSize, last = page.last?.id
-            async let next = more ? Self.fetchPage(db, after: last, pageSize: pageSize) : []
-            let checked = try await Self.check(page, policy: policy, workers: workers)
-            try await db.run { [checked] c in
-                try c.query("insert into steward_username_keys select * from unnest(\(checked.keyIDs), \(checked.keyNames), \(checked.folded), \(checked.skeletons))")
-                if !checked.foundIDs.isEmpty {
-                    try c.query("insert into steward_username_found select * from unnest(\(checked.foundIDs), \(checked.foundNames), \(checked.foundRules), \(checked.details))")
+        // One pass in the table's own order through a cursor (an index walk over random uuids would visit heap
+        // pages at random), in one read transaction. A pipeline: while one page is checked (on every core), the next
+        // is fetched and the one before is stored.
+        try await db.run { c in
+            try c.execute("begin isolation level repeatable read")
+            try c.execute("declare steward_username_profiles no scroll cursor for select p.id, p.username from public.profiles p")
+        }
+        do {
+            var page = try await Self.fetchPage(db, pageSize: pageSize)
+            while !page.isEmpty {
+                let more = page.count == pageSize
+                async let next = more ? Self.fetchPage(db, pageSize: pageSize) : []
+                let checked = try await Self.check(page, policy: policy, workers: workers)
+                let repeatedFolded = checked.folded.filter { foldedSeen.insert($0) }
+                let repeatedSkeletons = checked.skeletons.filter { skeletonSeen.insert($0) }
+                try await db.run { [checked] c in
+                    try c.query("insert into steward_username_keys select * from unnest(\(checked.keyIDs), \(checked.keyNames), \(checked.folded), \(checked.skeletons))")
+                    if !repeatedFolded.isEmpty || !repeatedSkeletons.isEmpty {
+                        try c.query("insert into steward_username_repeats select k, false from unnest(\(repeatedFolded)::text[]) k union all select k, true from unnest(\(repeatedSkeletons)::text[]) k")
+                    }
+                    if !checked.foundIDs.isEmpty {
+                        try c.query("insert into steward_username_found select * from unnest(\(checked.foundIDs), \(checked.foundNames), \(checked.foundRules), \(checked.details))")
+                    }
                 }
+                scanned += page.count
+                withoutUsername += page.count - checked.keyIDs.count
+                if let total = progress.snapshot.total, Int64(scanned) > total { progress.set(total: Int64(scanned)) }
+                progress.set(done: Int64(scanned))
+                page = try await next
             }
-            scanned += page.count
-            withoutUsername += page.count - checked.keyIDs.count
-            if let total = progress.snapshot.total, Int64(scanned) > total { progress.set(total: Int64(scanned)) }
-            progress.set(done: Int64(scanned))
-            page = try await next
+            try await db.run { c in _ = try c.execute("commit") }
+        } catch {
+            _ = try? await db.run { c in if c.isOpen { _ = try c.execute("rollback") } }
+            throw error
         }
         progress.set(total: Int64(scanned))
         progress.set(done: Int64(scanned))
@@ -153,13 +173,10 @@ public struct UsernameCheckJob: Job {
         let username: String?
     }
 
-    /// The next page of profiles after `after` (keyset pagination, straight off the primary key index), read in place.
-    static func fetchPage(_ db: DatabaseSession, after: UUID?, pageSize: Int) async throws -> [Profile] {
+    /// The next page of profiles from the scan's cursor, read in place.
+    static func fetchPage(_ db: DatabaseSession, pageSize: Int) async throws -> [Profile] {
         try await db.run { c in
-            // Order by the uuid column itself (p.id), not by the text the select list makes of it: that would sort
-            // every remaining row for each page, quadratic at scale. No "$1 is null or …" either, for the same reason.
-            let result = try after.map { try c.query("select p.id, p.username from public.profiles p where p.id > \($0)::uuid order by p.id limit \(pageSize)") }
-                ?? c.query("select p.id, p.username from public.profiles p order by p.id limit \(pageSize)")
+            let result = try c.query(unsafeSQL: "fetch forward \(pageSize) from steward_username_profiles")
             var page: [Profile] = []
             page.reserveCapacity(result.count)
             try result.forEachRow { row in
@@ -225,9 +242,9 @@ public struct UsernameCheckJob: Job {
 
     /// Finds collisions by grouping the keys, then brings `steward.username_findings` up to date (unless dry).
     ///
-    /// Each rule is a few hash aggregates and hash joins over the keys, linear in the number of profiles: the keys
-    /// that collide, their profiles, and for each group only the first profiles its details can name (up to five
-    /// others each, by profile id).
+    /// Each rule is one pass over the keys, joined to the keys seen more than once in the scan (a superset of those
+    /// that collide, small), then grouping among those: the keys that do collide, their profiles, and for each group
+    /// only the first profiles its details can name (up to five others each, by profile id).
     static func collideAndRecord(_ c: Connection, rules: [String], dryRun: Bool, progress: JobProgress) throws -> RecordResult {
         try c.transaction { c in
             // Room to hash every key in memory, for these statements only.
@@ -235,8 +252,10 @@ public struct UsernameCheckJob: Job {
             if rules.contains("case_duplicate") {
                 // A member's five others are among its group's first six.
                 try c.query("""
-                    with g as (select folded from steward_username_keys group by folded having count(*) > 1),
-                    m as materialized (select k.profile_id, k.username, k.folded from steward_username_keys k join g using (folded)),
+                    with c as (select distinct key as folded from steward_username_repeats where not skeleton),
+                    p as (select k.profile_id, k.username, k.folded from steward_username_keys k join c using (folded)),
+                    g as (select folded from p group by folded having count(*) > 1),
+                    m as materialized (select p.* from p join g using (folded)),
                     l as (select folded, array_agg(profile_id order by profile_id) as ids,
                                  array_agg(format('%s (%s)', username, profile_id) order by profile_id) as shown
                           from (select m.*, row_number() over (partition by folded order by profile_id) as r from m) t
@@ -253,9 +272,10 @@ public struct UsernameCheckJob: Job {
                 // A member's five others (another normal form) are among the first ten of its group once each normal
                 // form keeps only its first five.
                 try c.query("""
-                    with g as (select skeleton from (select distinct skeleton, folded from steward_username_keys) d
-                               group by skeleton having count(*) > 1),
-                    m as materialized (select k.profile_id, k.username, k.folded, k.skeleton from steward_username_keys k join g using (skeleton)),
+                    with c as (select distinct key as skeleton from steward_username_repeats where skeleton),
+                    p as (select k.profile_id, k.username, k.folded, k.skeleton from steward_username_keys k join c using (skeleton)),
+                    g as (select skeleton from (select distinct skeleton, folded from p) d group by skeleton having count(*) > 1),
+                    m as materialized (select p.* from p join g using (skeleton)),
                     l as (select skeleton, array_agg(folded order by profile_id) as folds,
                                  array_agg(format('%s (%s)', username, profile_id) order by profile_id) as shown
                           from (select f.*, row_number() over (partition by skeleton order by profile_id) as r
