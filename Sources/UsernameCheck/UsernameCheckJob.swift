@@ -123,7 +123,8 @@ public struct UsernameCheckJob: Job {
                 let repeatedFolded = checked.folded.filter { foldedSeen.insert($0) }
                 let repeatedSkeletons = checked.skeletons.filter { skeletonSeen.insert($0) }
                 try await db.run { [checked] c in
-                    try c.query("insert into steward_username_keys select * from unnest(\(checked.keyIDs), \(checked.keyNames), \(checked.folded), \(checked.skeletons))")
+                    // unnest in the select list zips the arrays row by row without first gathering them in a tuple store.
+                    try c.query("insert into steward_username_keys select unnest(\(checked.keyIDs)), unnest(\(checked.keyNames)), unnest(\(checked.folded)), unnest(\(checked.skeletons))")
                     if !repeatedFolded.isEmpty || !repeatedSkeletons.isEmpty {
                         try c.query("insert into steward_username_repeats select k, false from unnest(\(repeatedFolded)::text[]) k union all select k, true from unnest(\(repeatedSkeletons)::text[]) k")
                     }
