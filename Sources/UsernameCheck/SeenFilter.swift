@@ -1,17 +1,16 @@
 /// A Bloom filter of the keys seen so far in a scan: `insert` says whether a key may have been seen before (never
-/// wrongly "no"), so the keys that repeat can be told apart from the many that do not in fixed memory, a byte a key.
+/// wrongly "no"), so the keys that repeat can be told apart from the many that do not in bounded memory: a byte a
+/// key, at most 8 MiB (past 8 million keys more of them are wrongly "maybe", which costs time, never a finding).
 struct SeenFilter {
     private var words: [UInt64]
-    private let mask: UInt64
+    private let bits: UInt64
     private let seeds: (Int, Int)
 
-    /// A filter for about `expected` keys (at least a million bits).
+    /// A filter for about `expected` keys: eight bits a key, from 2^20 to 2^26 bits.
     init(expected: Int) {
-        var bits = 1 << 20
-        let wanted = max(0, min(expected, 1 << 32)) * 8
-        while bits < wanted { bits <<= 1 }
-        words = [UInt64](repeating: 0, count: bits / 64)
-        mask = UInt64(bits - 1)
+        let wanted = max(1 << 20, min(1 << 26, max(0, min(expected, 1 << 26)) * 8))
+        words = [UInt64](repeating: 0, count: (wanted + 63) / 64)
+        bits = UInt64(words.count * 64)
         seeds = (Int.random(in: .min ... .max), Int.random(in: .min ... .max))
     }
 
@@ -23,7 +22,8 @@ struct SeenFilter {
         }
         var seen = true
         for i in 0..<4 {
-            let bit = (first &+ UInt64(i) &* second) & mask
+            // Four positions by double hashing, each mapped onto 0..<bits by a multiply (no division).
+            let bit = (first &+ UInt64(i) &* second).multipliedFullWidth(by: bits).high
             let word = Int(bit >> 6), flag = UInt64(1) << (bit & 63)
             if words[word] & flag == 0 { seen = false; words[word] |= flag }
         }
