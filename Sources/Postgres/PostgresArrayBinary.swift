@@ -14,7 +14,8 @@ enum PostgresArrayBinary {
             count.appendBinary(into: &bytes)                         // length of the dimension
             Int32(1).appendBinary(into: &bytes)                      // lower bound
         }
-        for (index, element) in elements.enumerated() {
+        for index in elements.indices {
+            let element = elements[index]
             let lengthAt = bytes.count
             Int32(0).appendBinary(into: &bytes)
             do {
