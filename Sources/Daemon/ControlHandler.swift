@@ -97,28 +97,52 @@ struct ControlHandler: Sendable {
     }
 
     private func jobTable(_ session: DatabaseSession) async -> (String, JSON) {
+        let last = await lastRuns(session)
         let s = coordinator.state.withLock { $0 }
-        let last = (try? await RunHistory(session: session, host: host, pid: Int(getpid())).lastRuns()) ?? [:]
+        let now = ContinuousClock.now
         var text = "JOB              ENABLED PAUSED  RUNNING SCHEDULE                 NEXT                  LAST\n"
         var items: [JSON] = []
         for configured in s.settings.jobs {
             let name = configured.settings.name
             let next = s.scheduler.nextSlot(name)
-            let lastRun = last[name]?.last
+            let lastRun = last[name]
             let lastText = lastRun.map { "\($0.status) \($0.startedAt.map(ISODate.string) ?? "")" } ?? "-"
+            let progress = s.progress[name].map { JobProgressEstimate($0.snapshot, now: now) }
             text += name.padding(toLength: 17, withPad: " ", startingAt: 0)
                 + (configured.settings.enabled ? "yes" : "no").padding(toLength: 8, withPad: " ", startingAt: 0)
                 + (s.scheduler.isPaused(name) ? "yes" : "no").padding(toLength: 8, withPad: " ", startingAt: 0)
                 + (s.scheduler.isRunning(name) ? "yes" : "no").padding(toLength: 8, withPad: " ", startingAt: 0)
                 + configured.settings.schedule.description.padding(toLength: 25, withPad: " ", startingAt: 0)
                 + (next.map(ISODate.string) ?? "-").padding(toLength: 22, withPad: " ", startingAt: 0) + lastText + "\n"
+            if let progress { text += "  progress: \(progress.line)\n" }
             items.append(.object([("name", .string(name)), ("enabled", .bool(configured.settings.enabled)),
                                   ("paused", .bool(s.scheduler.isPaused(name))), ("running", .bool(s.scheduler.isRunning(name))),
                                   ("schedule", .string(configured.settings.schedule.description)), ("next", .optional(next.map(ISODate.string))),
-                                  ("last_status", .optional(lastRun?.status.rawValue)), ("last_started", .optional(lastRun?.startedAt.map(ISODate.string))),
-                                  ("last_success", .optional(last[name]?.lastSuccess?.finishedAt.map(ISODate.string)))]))
+                                  ("last_status", .optional(lastRun?.status)), ("last_started", .optional(lastRun?.startedAt.map(ISODate.string))),
+                                  ("last_success", .optional(lastRun?.lastSuccessAt.map(ISODate.string))),
+                                  ("progress", progress.map(Self.progressJSON) ?? .null)]))
         }
         return (text, .array(items))
+    }
+
+    /// A running job's progress for the `jobs` answer.
+    static func progressJSON(_ p: JobProgressEstimate) -> JSON {
+        .object([("phase", .string(p.phase)), ("done", .number(Double(p.done))), ("total", p.total.map { .number(Double($0)) } ?? .null),
+                 ("ratio", p.ratio.map { .number($0) } ?? .null), ("rate_per_s", p.ratePerSecond.map { .number($0) } ?? .null),
+                 ("eta_s", p.etaSeconds.map { .number($0.rounded()) } ?? .null), ("phase_seconds", .number(p.elapsedSeconds))])
+    }
+
+    /// Each job's last run and last success, from the daemon's held copy (read again when stale, see `LastRunCache`).
+    func lastRuns(_ session: DatabaseSession) async -> [String: LastRunCache.Entry] {
+        let history = RunHistory(session: session, host: host, pid: Int(getpid()))
+        return await coordinator.lastRuns.current {
+            var entries: [String: LastRunCache.Entry] = [:]
+            for (job, runs) in try await history.lastRuns() {
+                guard let status = runs.last?.status.rawValue ?? runs.lastSuccess?.status.rawValue else { continue }
+                entries[job] = LastRunCache.Entry(status: status, startedAt: runs.last?.startedAt, lastSuccessAt: runs.lastSuccess?.finishedAt)
+            }
+            return entries
+        }
     }
 
     private func history(_ request: ControlRequest, _ session: DatabaseSession) async throws -> String {
