@@ -120,16 +120,9 @@ struct ControlHandler: Sendable {
                                   ("schedule", .string(configured.settings.schedule.description)), ("next", .optional(next.map(ISODate.string))),
                                   ("last_status", .optional(lastRun?.status)), ("last_started", .optional(lastRun?.startedAt.map(ISODate.string))),
                                   ("last_success", .optional(lastRun?.lastSuccessAt.map(ISODate.string))),
-                                  ("progress", progress.map(Self.progressJSON) ?? .null)]))
+                                  ("progress", progress?.json ?? .null)]))
         }
         return (text, .array(items))
-    }
-
-    /// A running job's progress for the `jobs` answer.
-    static func progressJSON(_ p: JobProgressEstimate) -> JSON {
-        .object([("phase", .string(p.phase)), ("done", .number(Double(p.done))), ("total", p.total.map { .number(Double($0)) } ?? .null),
-                 ("ratio", p.ratio.map { .number($0) } ?? .null), ("rate_per_s", p.ratePerSecond.map { .number($0) } ?? .null),
-                 ("eta_s", p.etaSeconds.map { .number($0.rounded()) } ?? .null), ("phase_seconds", .number(p.elapsedSeconds))])
     }
 
     /// Each job's last run and last success, from the daemon's held copy (read again when stale, see `LastRunCache`).

@@ -1,3 +1,5 @@
+import OutputText
+
 /// What a progress snapshot says about the rest of its phase: rate and time left, computed without trapping on any
 /// numbers (zero, negative, huge or not-a-number elapsed time all give nil or bounded values).
 public struct JobProgressEstimate: Sendable, Equatable {
@@ -55,6 +57,13 @@ public struct JobProgressEstimate: Sendable, Equatable {
         [("phase", phase), ("done", String(done)), ("total", total.map(String.init) ?? "-"),
          ("rate_per_s", ratePerSecond.map { Self.decimal($0, places: 1) } ?? "-"),
          ("eta_s", etaSeconds.map { String(Int64($0.rounded())) } ?? "-")]
+    }
+
+    /// The estimate as the control socket's `jobs` answer gives it.
+    public var json: JSON {
+        .object([("phase", .string(phase)), ("done", .number(Double(done))), ("total", total.map { .number(Double($0)) } ?? .null),
+                 ("ratio", ratio.map { .number($0) } ?? .null), ("rate_per_s", ratePerSecond.map { .number($0) } ?? .null),
+                 ("eta_s", etaSeconds.map { .number($0.rounded()) } ?? .null), ("phase_seconds", .number(elapsedSeconds))])
     }
 
     /// One short line for a terminal: `deleting 1200/5000 (24.0%) 310/s, 12s left`.

@@ -36,6 +36,13 @@ struct ProgressTests {
             let status = try daemon.ctlJSON(["status"])
             let statusJob = (status["jobs"] as? [[String: Any]])?.first { $0["name"] as? String == Self.job }
             #expect((statusJob?["progress"] as? [String: Any])?["phase"] as? String == "importing", "\(status)")
+            // steward status asks the daemon on this machine (its [control] socket) for the progress of its runs.
+            let cli = try StewardProcess.run(["status", "--config", daemon.configPath])
+            #expect(cli.stdout.contains("  running here: importing 3000/3500 (85.7%)"), "\(cli.output)")
+            let cliJSON = try StewardProcess.run(["status", "--config", daemon.configPath, "--json"])
+            let cliJobs = ((try? JSONSerialization.jsonObject(with: Data(cliJSON.stdout.utf8))) as? [String: Any])?["jobs"] as? [[String: Any]]
+            let cliProgress = cliJobs?.first { $0["name"] as? String == Self.job }?["progress"] as? [String: Any]
+            #expect(cliProgress?["done"] as? Double == 3000 && cliProgress?["total"] as? Double == 3500, "\(cliJSON.output)")
 
             // The log: a line every interval while the run is held, with every field.
             var lines: [Substring] = []
