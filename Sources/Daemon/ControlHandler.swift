@@ -17,6 +17,8 @@ struct ControlHandler: Sendable {
     let host: String
     /// A connection of its own for root and Steward's user, so their requests never queue behind other users'.
     let privilegedSession: DatabaseSession
+    /// The last `jobs` reply, given again while nothing it shows has changed.
+    let jobsReply = JobsReplyMemo()
 
     init(coordinator: Coordinator, session: DatabaseSession, makeSession: @escaping @Sendable (String) -> DatabaseSession,
          reload: @escaping @Sendable () async -> [String], logger: Logger, host: String) {
@@ -91,14 +93,30 @@ struct ControlHandler: Sendable {
                        text: text + "\n" + jobsText)
     }
 
+    /// The `jobs` reply: from the held last runs and the scheduler's state, without a query; rendered again only
+    /// when something in it changed or a run reports progress.
     private func jobs(_ session: DatabaseSession) async -> String {
-        let (text, json) = await jobTable(session)
-        return success([("jobs", json)], text: text)
+        let last = await lastRuns(session)
+        let s = coordinator.state.withLock { $0 }
+        let key = s.settings.jobs.map { configured in
+            let name = configured.settings.name
+            return JobsReplyMemo.Row(name: name, enabled: configured.settings.enabled, paused: s.scheduler.isPaused(name),
+                                     running: s.scheduler.isRunning(name), schedule: configured.settings.schedule.description,
+                                     next: s.scheduler.nextSlot(name), last: last[name])
+        }
+        if s.progress.isEmpty, let reply = jobsReply.reply(for: key) { return reply }
+        let (text, json) = jobTable(s, last: last)
+        let reply = success([("jobs", json)], text: text)
+        if s.progress.isEmpty { jobsReply.store(reply, for: key) }
+        return reply
     }
 
     private func jobTable(_ session: DatabaseSession) async -> (String, JSON) {
         let last = await lastRuns(session)
-        let s = coordinator.state.withLock { $0 }
+        return jobTable(coordinator.state.withLock { $0 }, last: last)
+    }
+
+    private func jobTable(_ s: Coordinator.State, last: [String: LastRunCache.Entry]) -> (String, JSON) {
         let now = ContinuousClock.now
         var text = "JOB              ENABLED PAUSED  RUNNING SCHEDULE                 NEXT                  LAST\n"
         var items: [JSON] = []
