@@ -15,6 +15,10 @@ URL = f"postgresql://postgres:steward-local@127.0.0.1:{PORT}/{DB}"
 IDLE_SECONDS = int(os.environ.get("BENCH_IDLE_SECONDS", "60"))
 FIRE_SECONDS = int(os.environ.get("BENCH_FIRE_SECONDS", "30"))
 CRON_MINUTES = int(os.environ.get("BENCH_CRON_MINUTES", "10"))
+# BENCH_ONLY=control measures only the control socket's latencies, CONTROL_ROUNDS times interleaved with the echo baseline.
+ONLY = os.environ.get("BENCH_ONLY", "")
+CONTROL_ROUNDS = int(os.environ.get("BENCH_CONTROL_ROUNDS", "3"))
+HISTORY_ROWS = int(os.environ.get("BENCH_HISTORY_ROWS", "1000"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pg_cron  # noqa: E402
 
@@ -176,6 +180,47 @@ def pg_cron_version():
     return out.split("-")[0] or "?"
 
 
+def control_latency(folder):
+    """`help`, `jobs` and the echo baseline, interleaved `rounds` times: the latencies of each, pooled."""
+    help_lat, jobs_lat, echo_lat = [], [], []
+    proc, sock = start_daemon(folder, "[job.prune-history]\nschedule = @daily\n")
+    echo_path = os.path.join(folder, "echo.sock")
+    server = socketserver.ThreadingUnixStreamServer(echo_path, Echo)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        time.sleep(2)
+        for _ in range(CONTROL_ROUNDS):
+            help_lat += latency(sock, "help")
+            jobs_lat += latency(sock, "jobs")
+            echo_lat += latency(echo_path, "help")
+    finally:
+        server.shutdown()
+        stop(proc)
+    return help_lat, jobs_lat, echo_lat
+
+
+def print_control(help_lat, jobs_lat, echo_lat):
+    for label, lat in [("help (no database)", help_lat), ("jobs (held last runs)", jobs_lat)]:
+        print(f"| control `{label}` p50 / p99, 100 clients x 20 | {pct(lat, 50):.1f} / {pct(lat, 99):.1f} ms "
+              f"| {pct(echo_lat, 50):.1f} / {pct(echo_lat, 99):.1f} ms (Python threaded echo server) | {pct(lat, 50) / pct(echo_lat, 50):.2f} |")
+
+
+def control_only():
+    """BENCH_ONLY=control: the control-socket latencies alone (history seeded with BENCH_HISTORY_ROWS runs)."""
+    psql(URL, f"insert into steward.job_runs (job, started_at, finished_at, status, trigger, host, pid) "
+              f"select 'prune-history', now() - i * interval '1 minute', now() - i * interval '1 minute' + interval '1 second', "
+              f"'succeeded', 'schedule', 'bench', 1 from generate_series(1, {HISTORY_ROWS}) i")
+    with tempfile.TemporaryDirectory() as folder:
+        os.chmod(folder, 0o755)
+        lat = control_latency(folder)
+    psql(ADMIN, f"drop database if exists {DB} with (force)")
+    print(f"## steward run, control socket — {datetime.date.today()} — {platform.node()} ({os.cpu_count()} cores) — "
+          f"{CONTROL_ROUNDS} round(s), {HISTORY_ROWS} history rows, load average {open('/proc/loadavg').read().split()[0]}\n")
+    print("| measure | steward | baseline (same run) | ratio |")
+    print("|---|---|---|---|")
+    print_control(*lat)
+
+
 def main():
     psql(ADMIN, f"drop database if exists {DB} with (force)")
     psql(ADMIN, f"create database {DB} template steward_template_2026 owner postgres")
@@ -183,6 +228,8 @@ def main():
     psql(ADMIN, f"alter database {DB} set supautils_stand_in.policy_grants = 'postgres:storage.objects'")
     subprocess.run([STEWARD, "migrate", "--database-url", URL, "--migrations", f"{ROOT}/sql/migrations", "--log-level", "warning"],
                    check=True, stdout=subprocess.DEVNULL)
+    if ONLY == "control":
+        return control_only()
     with tempfile.TemporaryDirectory() as folder:
         os.chmod(folder, 0o755)
         ready, floor = time_to_ready(folder)
@@ -214,9 +261,7 @@ def main():
         print(f"| fire delay at minute slots, median / max ({len(ours)} vs {len(theirs)} slots, alternating minutes) "
               f"| {statistics.median(ours):.1f} / {max(ours):.1f} ms | {statistics.median(theirs):.1f} / {max(theirs):.1f} ms "
               f"(pg_cron {pg_cron_version()}) | {statistics.median(ours) / statistics.median(theirs):.2f} |")
-    for label, lat in [("help (no database)", help_lat), ("jobs (reads history)", jobs_lat)]:
-        print(f"| control `{label}` p50 / p99, 100 clients x 20 | {pct(lat, 50):.1f} / {pct(lat, 99):.1f} ms "
-              f"| {pct(echo_lat, 50):.1f} / {pct(echo_lat, 99):.1f} ms (Python threaded echo server) | {pct(lat, 50) / pct(echo_lat, 50):.2f} |")
+    print_control(help_lat, jobs_lat, echo_lat)
 
 
 if __name__ == "__main__":

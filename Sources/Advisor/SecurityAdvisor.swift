@@ -20,8 +20,12 @@ public struct SecurityAdvisor: Sendable {
         public var seconds: Double = 0
     }
 
+    /// How many checks a run makes (for progress).
+    public static var checkCount: Int { AdvisorCatalog.checks.count }
+
     /// Runs the checks in one read-only transaction that is rolled back; a check that fails (say, no storage schema) is reported, not fatal.
-    public func run(_ c: Connection, logger: Logger = .silent) throws -> Report {
+    /// `checked` is called after each check.
+    public func run(_ c: Connection, logger: Logger = .silent, checked: (Int) -> Void = { _ in }) throws -> Report {
         let started = Date()
         var report = Report()
         _ = try c.execute("begin transaction isolation level repeatable read read only")
@@ -46,6 +50,7 @@ public struct SecurityAdvisor: Sendable {
                 _ = try c.execute("rollback to savepoint steward_advisor_check")
                 report.failedChecks.append((check.name, error.message))
             }
+            checked(1)
         }
         report.findings.sort { ($0.level, $0.name, $0.object) < ($1.level, $1.name, $1.object) }
         report.seconds = Date().timeIntervalSince(started)

@@ -45,9 +45,11 @@ public struct SecurityAdvisorJob: Job {
     }
 
     public func run(_ context: JobContext) async throws -> JobSummary {
-        let advisor = advisor, dryRun = context.dryRun, log = context.logger
+        let advisor = advisor, dryRun = context.dryRun, log = context.logger, progress = context.progress
+        progress.begin("checking", total: Int64(SecurityAdvisor.checkCount))
         let (report, findings, resolved) = try await context.database.run { c in
-            let report = try advisor.run(c, logger: log)
+            let report = try advisor.run(c, logger: log) { progress.advance(by: Int64($0)) }
+            progress.begin("recording")
             let store = AdvisorStore()
             let recorded = try store.record(report.findings.filter { $0.ignoredBecause == nil }, c, dryRun: dryRun || !(try store.exists(c)))
             return (report, recorded.findings, recorded.resolved)
@@ -65,7 +67,9 @@ public struct SecurityAdvisorJob: Job {
         let appearances: [(String, Date)] = dryRun ? [] : try await context.database.run { c in
             try c.query("select name || ':' || object, first_seen from steward.advisor_findings where resolved_at is null").decode((String, Date).self)
         }
+        progress.begin("alerting", total: Int64(appearances.count))
         for (findingKey, firstSeen) in appearances {
+            progress.advance()
             guard let finding = byKey[findingKey] else { continue }
             let message = "Security advisor: \(finding.name) on \(finding.object) (\(finding.detail)). \(finding.why) Fix: \(finding.fix)"
             let key = "advisor:\(findingKey):\(Int64(firstSeen.timeIntervalSince1970.rounded(.down)))"

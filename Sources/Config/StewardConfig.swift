@@ -32,6 +32,8 @@ public struct StewardConfig: Sendable {
     /// `[log]`
     public var logLevel = "info"
     public var logFormat = "text"
+    /// Seconds between "job progress" lines while a run lasts (and the live line's pace on a terminal).
+    public var progressIntervalSeconds: Double = 5
 
     /// `[storage]`: the project's Storage API, for jobs that delete objects through it.
     public var storageURL: String?
@@ -71,7 +73,8 @@ public struct StewardConfig: Sendable {
                        "supabase_history": "auto, on or off: also keep the Supabase CLI's supabase_migrations.schema_migrations",
                        "lock_timeout": "a Postgres interval such as 10s (0, ms, s, min, h, d; at most 24 days)",
                        "statement_timeout": "a Postgres interval such as 5min, 0 for none (at most 24 days)"],
-        "log": ["level": "debug, info, notice, warning or error", "format": "text or json"],
+        "log": ["level": "debug, info, notice, warning or error", "format": "text or json",
+                "progress_interval": "seconds from 0.1 to 3600 between job progress lines"],
         "control": ["socket": "an absolute path shorter than 108 bytes"],
         "apple": ["team_id": "the 10-character Team ID", "key_id": "the 10-character Key ID", "services_id": "the Services ID (client id)",
                   "private_key_file": "the .p8 key file, or credential:NAME", "secret_file": "a file holding the current secret (a JWT)",
@@ -169,6 +172,9 @@ public struct StewardConfig: Sendable {
         case ("log", "level"):
             guard ["debug", "info", "notice", "warning", "error"].contains(value) else { throw bad() }
             logLevel = value
+        case ("log", "progress_interval"):
+            guard let n = ConfigNumber.seconds(value, in: 0.1...3600) else { throw bad() }
+            progressIntervalSeconds = n
         case ("log", "format"):
             guard ["text", "json"].contains(value) else { throw bad() }
             logFormat = value

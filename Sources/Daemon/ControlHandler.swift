@@ -17,6 +17,8 @@ struct ControlHandler: Sendable {
     let host: String
     /// A connection of its own for root and Steward's user, so their requests never queue behind other users'.
     let privilegedSession: DatabaseSession
+    /// The last `jobs` reply, given again while nothing it shows has changed.
+    let jobsReply = JobsReplyMemo()
 
     init(coordinator: Coordinator, session: DatabaseSession, makeSession: @escaping @Sendable (String) -> DatabaseSession,
          reload: @escaping @Sendable () async -> [String], logger: Logger, host: String) {
@@ -91,34 +93,67 @@ struct ControlHandler: Sendable {
                        text: text + "\n" + jobsText)
     }
 
+    /// The `jobs` reply: from the held last runs and the scheduler's state, without a query; rendered again only
+    /// when something in it changed or a run reports progress.
     private func jobs(_ session: DatabaseSession) async -> String {
-        let (text, json) = await jobTable(session)
-        return success([("jobs", json)], text: text)
+        let last = await lastRuns(session)
+        let s = coordinator.state.withLock { $0 }
+        let key = s.settings.jobs.map { configured in
+            let name = configured.settings.name
+            return JobsReplyMemo.Row(name: name, enabled: configured.settings.enabled, paused: s.scheduler.isPaused(name),
+                                     running: s.scheduler.isRunning(name), schedule: configured.settings.schedule.description,
+                                     next: s.scheduler.nextSlot(name), last: last[name])
+        }
+        if s.progress.isEmpty, let reply = jobsReply.reply(for: key) { return reply }
+        let (text, json) = jobTable(s, last: last)
+        let reply = success([("jobs", json)], text: text)
+        if s.progress.isEmpty { jobsReply.store(reply, for: key) }
+        return reply
     }
 
     private func jobTable(_ session: DatabaseSession) async -> (String, JSON) {
-        let s = coordinator.state.withLock { $0 }
-        let last = (try? await RunHistory(session: session, host: host, pid: Int(getpid())).lastRuns()) ?? [:]
+        let last = await lastRuns(session)
+        return jobTable(coordinator.state.withLock { $0 }, last: last)
+    }
+
+    private func jobTable(_ s: Coordinator.State, last: [String: LastRunCache.Entry]) -> (String, JSON) {
+        let now = ContinuousClock.now
         var text = "JOB              ENABLED PAUSED  RUNNING SCHEDULE                 NEXT                  LAST\n"
         var items: [JSON] = []
         for configured in s.settings.jobs {
             let name = configured.settings.name
             let next = s.scheduler.nextSlot(name)
-            let lastRun = last[name]?.last
+            let lastRun = last[name]
             let lastText = lastRun.map { "\($0.status) \($0.startedAt.map(ISODate.string) ?? "")" } ?? "-"
+            let progress = s.progress[name].map { JobProgressEstimate($0.snapshot, now: now) }
             text += name.padding(toLength: 17, withPad: " ", startingAt: 0)
                 + (configured.settings.enabled ? "yes" : "no").padding(toLength: 8, withPad: " ", startingAt: 0)
                 + (s.scheduler.isPaused(name) ? "yes" : "no").padding(toLength: 8, withPad: " ", startingAt: 0)
                 + (s.scheduler.isRunning(name) ? "yes" : "no").padding(toLength: 8, withPad: " ", startingAt: 0)
                 + configured.settings.schedule.description.padding(toLength: 25, withPad: " ", startingAt: 0)
                 + (next.map(ISODate.string) ?? "-").padding(toLength: 22, withPad: " ", startingAt: 0) + lastText + "\n"
+            if let progress { text += "  progress: \(progress.line)\n" }
             items.append(.object([("name", .string(name)), ("enabled", .bool(configured.settings.enabled)),
                                   ("paused", .bool(s.scheduler.isPaused(name))), ("running", .bool(s.scheduler.isRunning(name))),
                                   ("schedule", .string(configured.settings.schedule.description)), ("next", .optional(next.map(ISODate.string))),
-                                  ("last_status", .optional(lastRun?.status.rawValue)), ("last_started", .optional(lastRun?.startedAt.map(ISODate.string))),
-                                  ("last_success", .optional(last[name]?.lastSuccess?.finishedAt.map(ISODate.string)))]))
+                                  ("last_status", .optional(lastRun?.status)), ("last_started", .optional(lastRun?.startedAt.map(ISODate.string))),
+                                  ("last_success", .optional(lastRun?.lastSuccessAt.map(ISODate.string))),
+                                  ("progress", progress?.json ?? .null)]))
         }
         return (text, .array(items))
+    }
+
+    /// Each job's last run and last success, from the daemon's held copy (read again when stale, see `LastRunCache`).
+    func lastRuns(_ session: DatabaseSession) async -> [String: LastRunCache.Entry] {
+        let history = RunHistory(session: session, host: host, pid: Int(getpid()))
+        return await coordinator.lastRuns.current {
+            var entries: [String: LastRunCache.Entry] = [:]
+            for (job, runs) in try await history.lastRuns() {
+                guard let status = runs.last?.status.rawValue ?? runs.lastSuccess?.status.rawValue else { continue }
+                entries[job] = LastRunCache.Entry(status: status, startedAt: runs.last?.startedAt, lastSuccessAt: runs.lastSuccess?.finishedAt)
+            }
+            return entries
+        }
     }
 
     private func history(_ request: ControlRequest, _ session: DatabaseSession) async throws -> String {

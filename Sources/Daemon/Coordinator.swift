@@ -26,12 +26,16 @@ public final class Coordinator: Sendable {
         var schemaAdvisories = 0
         var pendingMigrations = 0
         var databaseReachable = false
+        /// The progress of each job running here now.
+        var progress: [String: JobProgress] = [:]
     }
 
     let state: Mutex<State>
     public let startedAt = Date()
     /// `ctl run` requests on their way to the scheduler.
     let manualRuns = ManualRunQueue()
+    /// Each job's last run, for `ctl jobs` without a query; read again after runs end here.
+    let lastRuns = LastRunCache()
 
     init(settings: DaemonSettings) {
         state = Mutex(State(settings: settings, scheduler: SchedulerState(jobs: settings.enabledJobs.map(\.settings.timing))))
@@ -63,8 +67,21 @@ public final class Coordinator: Sendable {
 
     func job(named name: String) -> JobCatalog.Configured? { state.withLock { s in s.settings.jobs.first { $0.settings.name == name } } }
 
+    /// A new progress for a run of `job` starting here, shown by `ctl jobs` and the metrics until `untrack`.
+    func track(job: String) -> JobProgress {
+        let progress = JobProgress()
+        state.withLock { $0.progress[job] = progress }
+        return progress
+    }
+
+    /// The run that reported into `progress` ended.
+    func untrack(job: String, _ progress: JobProgress) {
+        state.withLock { s in if s.progress[job] === progress { s.progress[job] = nil } }
+    }
+
     /// Counts a finished attempt for metrics and status.
     func record(job: String, outcome: JobRunner.Outcome) {
+        if outcome.runID != nil { lastRuns.invalidate() }
         state.withLock { s in
             s.runs[job, default: [:]][outcome.status.rawValue, default: 0] += 1
             s.lastStatus[job] = outcome.status.rawValue

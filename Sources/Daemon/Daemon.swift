@@ -72,6 +72,8 @@ public final class Daemon: Sendable {
             }
             notifier.ready(status: "running; standing by for leadership")
             logger.notice("ready", [("jobs", settings.enabledJobs.map(\.settings.name).joined(separator: ","))])
+            // `ctl jobs` answers from this reading on; runs ending here and its age make it read again.
+            _ = await handler.lastRuns(controlSession)
             Self.start(LeaderElection(session: makeSession("leader"), coordinator: coordinator, lifecycle: lifecycle,
                                       logger: logger.named("leader"), host: host, pollSeconds: settings.config.leaderPollSeconds),
                        in: &group, logger: logger)

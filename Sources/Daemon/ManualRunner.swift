@@ -31,8 +31,11 @@ struct ManualRunner: Sendable {
     func runClaimed(_ configured: JobCatalog.Configured, dryRun: Bool) async -> JobRunner.Outcome {
         let job = configured.settings.name
         let session = makeSession(job)
-        let outcome = await JobRunner(session: session, host: host, pid: Int(getpid()), logger: logger)
-            .execute(configured.job, settings: configured.settings, scheduledFor: nil, trigger: .manual, dryRun: dryRun)
+        let progress = coordinator.track(job: job)
+        let outcome = await JobRunner(session: session, host: host, pid: Int(getpid()), logger: logger,
+                                      progressIntervalSeconds: coordinator.settings.config.progressIntervalSeconds)
+            .execute(configured.job, settings: configured.settings, scheduledFor: nil, trigger: .manual, dryRun: dryRun, progress: progress)
+        coordinator.untrack(job: job, progress)
         await session.reset()
         coordinator.record(job: job, outcome: outcome)
         coordinator.withScheduler { $0.finished(job: job, slot: nil, attempt: 1, succeeded: outcome.status != .failed, now: Date()) }

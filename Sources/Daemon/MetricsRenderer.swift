@@ -1,5 +1,6 @@
 import FileSystem
 import Foundation
+import Jobs
 
 /// The daemon's state in Prometheus' text format (for `ctl metrics` and node_exporter's textfile collector).
 enum MetricsRenderer {
@@ -24,6 +25,11 @@ enum MetricsRenderer {
                s.settings.jobs.map { (job($0.settings.name), $0.settings.enabled ? 1 : 0) })
         metric("steward_job_paused", "1 when the job is paused", "gauge", jobs.map { (job($0), s.scheduler.isPaused($0) ? 1 : 0) })
         metric("steward_job_running", "1 while a run of the job is going on here", "gauge", jobs.map { (job($0), s.scheduler.isRunning($0) ? 1 : 0) })
+        let now = ContinuousClock.now
+        metric("steward_job_progress_ratio", "done of total in the current phase of the job's run going on here (only while it runs with a known total)",
+               "gauge", jobs.compactMap { name in
+                   s.progress[name].flatMap { JobProgressEstimate($0.snapshot, now: now).ratio }.map { (job(name), $0) }
+               })
         metric("steward_job_last_success_timestamp_seconds", "when the job last succeeded", "gauge",
                jobs.compactMap { name in s.lastSuccess[name].map { (job(name), $0.timeIntervalSince1970) } })
         metric("steward_job_last_duration_seconds", "how long the last run took", "gauge",

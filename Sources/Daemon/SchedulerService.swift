@@ -113,12 +113,15 @@ struct SchedulerService: DaemonService {
                         guard let configured = coordinator.job(named: job) else { continue }
                         let jobSession = sessions[job] ?? makeSession(job)
                         sessions[job] = jobSession
-                        let runner = JobRunner(session: jobSession, host: host, pid: Int(getpid()), logger: logger)
+                        let runner = JobRunner(session: jobSession, host: host, pid: Int(getpid()), logger: logger,
+                                               progressIntervalSeconds: coordinator.settings.config.progressIntervalSeconds)
                         running += 1
                         let runTrigger: RunTrigger = switch trigger { case .schedule: .schedule; case .catchUp: .catchUp; case .retry: .retry }
-                        group.addTask {
+                        let progress = coordinator.track(job: job)
+                        group.addTask { [coordinator] in
                             let outcome = await runner.execute(configured.job, settings: configured.settings, scheduledFor: slot,
-                                                               trigger: runTrigger, attempt: attempt)
+                                                               trigger: runTrigger, attempt: attempt, progress: progress)
+                            coordinator.untrack(job: job, progress)
                             return .finished(job: job, slot: slot, attempt: attempt, outcome: outcome)
                         }
                     }

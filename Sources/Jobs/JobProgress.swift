@@ -36,7 +36,10 @@ public final class JobProgress: Sendable {
 
     /// Adds `count` items to this phase's done.
     public func advance(by count: Int64 = 1) {
-        state.withLock { $0.done = $0.done &+ max(0, count) }
+        state.withLock { snapshot in
+            let (sum, overflow) = snapshot.done.addingReportingOverflow(max(0, count))
+            snapshot.done = overflow ? .max : sum
+        }
     }
 
     /// Sets this phase's done to `done` (never past a known total).

@@ -42,20 +42,24 @@ public struct JobRunner: Sendable {
     let session: DatabaseSession
     let history: RunHistory
     let logger: Logger
+    /// Seconds between "job progress" lines while a run goes on (`[log] progress_interval`).
+    let progressIntervalSeconds: Double
 
     /// A runner using `session` for the job's lock, its history rows and the job's own queries.
-    public init(session: DatabaseSession, host: String, pid: Int, logger: Logger) {
+    public init(session: DatabaseSession, host: String, pid: Int, logger: Logger, progressIntervalSeconds: Double = 5) {
         self.session = session
         self.history = RunHistory(session: session, host: host, pid: pid)
         self.logger = logger
+        self.progressIntervalSeconds = progressIntervalSeconds
     }
 
     /// The advisory lock of one job: `(0x5354, hashtext(name))`, apart from the migration and leader keys.
     public static let lockNamespace = AdvisoryLock.jobNamespace
 
     /// Runs `job` once. Never throws: every outcome, database trouble included, comes back as an `Outcome`.
+    /// The job reports into `progress`, which the caller may read while the run goes on.
     public func execute(_ job: any Job, settings: JobSettings, scheduledFor: Date?, trigger: RunTrigger,
-                        attempt: Int = 1, dryRun: Bool = false, force: Bool = false) async -> Outcome {
+                        attempt: Int = 1, dryRun: Bool = false, force: Bool = false, progress: JobProgress = JobProgress()) async -> Outcome {
         let started = Date()
         let name = settings.name
         do {
@@ -70,7 +74,7 @@ public struct JobRunner: Sendable {
                 return Outcome(status: .skipped, runID: nil, summary: nil, reason: reason, seconds: Date().timeIntervalSince(started))
             }
             let outcome = await runLocked(job, settings: settings, scheduledFor: scheduledFor, trigger: trigger,
-                                          attempt: attempt, dryRun: dryRun, force: force, started: started)
+                                          attempt: attempt, dryRun: dryRun, force: force, started: started, progress: progress)
             // A broken connection has dropped the lock already; otherwise give it back for the next run.
             _ = try? await session.run { c in
                 try c.query("select pg_advisory_unlock($1, hashtext($2))", [Self.lockNamespace, name]).count
@@ -84,7 +88,7 @@ public struct JobRunner: Sendable {
 
     /// The run itself, with the job's lock held.
     private func runLocked(_ job: any Job, settings: JobSettings, scheduledFor: Date?, trigger: RunTrigger,
-                           attempt: Int, dryRun: Bool, force: Bool, started: Date) async -> Outcome {
+                           attempt: Int, dryRun: Bool, force: Bool, started: Date, progress: JobProgress) async -> Outcome {
         let name = settings.name
         func elapsed() -> Double { Date().timeIntervalSince(started) }
         let id: Int64
@@ -104,9 +108,12 @@ public struct JobRunner: Sendable {
         let deadline = ContinuousClock.now + .milliseconds(Int64(Self.boundedSeconds(settings.timeoutSeconds) * 1000))
         let context = JobContext(dryRun: dryRun, database: session, logger: logger.named("job.\(name)"), settings: settings,
                                  scheduledFor: scheduledFor, runID: id, force: force, deadline: deadline,
-                                 progress: JobProgress())
+                                 progress: progress)
+        let reporter = JobProgressReporter(progress: progress, logger: logger, job: name, runID: id, intervalSeconds: progressIntervalSeconds)
         do {
-            let summary = try await Self.withTimeout(settings.timeoutSeconds, deadline: deadline) { try await job.run(context) }
+            let summary = try await reporter.reporting {
+                try await Self.withTimeout(settings.timeoutSeconds, deadline: deadline) { try await job.run(context) }
+            }
             try await history.finish(id: id, succeeded: true, summary: summary.json, error: nil)
             logger.info("job succeeded", [("job", name), ("run", String(id)), ("seconds", Self.format(elapsed())), ("summary", summary.text)])
             return Outcome(status: .succeeded, runID: id, summary: summary, reason: nil, seconds: elapsed())

@@ -43,8 +43,8 @@ public struct ImportLegacyUsersJob: Job {
     public static func enabledByDefault(_ config: StewardConfig) -> Bool { config.jobSections.contains { $0.name == name } }
 
     public func run(_ context: JobContext) async throws -> JobSummary {
-        let importer = importer, dryRun = context.dryRun
-        let outcome = try await context.database.run { c in try importer.run(c, dryRun: dryRun) }
+        let importer = importer, dryRun = context.dryRun, progress = context.progress
+        let outcome = try await context.database.run { c in try importer.run(c, dryRun: dryRun, progress: progress) }
         for skipped in outcome.skipped.prefix(50) { context.logger.warning("legacy user row not imported", [("user_id", skipped.row), ("reason", skipped.reason)]) }
         var summary = JobSummary()
         summary.set(dryRun ? "would_import" : "imported", outcome.counts["imported"] ?? 0)

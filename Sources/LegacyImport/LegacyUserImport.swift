@@ -1,3 +1,4 @@
+import Jobs
 import Postgres
 
 /// Copies the older tutorial's `User` rows into `public.profiles`: fills only empty fields, never overwrites, never deletes.
@@ -17,8 +18,12 @@ public struct LegacyUserImport: Sendable {
         public var skipped: [(row: String, reason: String)] = []
     }
 
-    /// Classifies every row in one statement, then (unless `dryRun`) fills the profiles in the same transaction.
-    public func run(_ c: Connection, dryRun: Bool) throws -> Outcome {
+    /// Profiles filled by one statement of the import (the import's progress moves by this many).
+    public static let batchSize = 1000
+
+    /// Classifies every row in one statement, then (unless `dryRun`) fills the profiles in batches, all in one
+    /// transaction; `progress` goes through the phases `classifying` and `importing` (done of the profiles to fill).
+    public func run(_ c: Connection, dryRun: Bool, progress: JobProgress = JobProgress()) throws -> Outcome {
         let t = try SQLIdentifier(schema, table)
         let uid = try SQLIdentifier(userIDColumn), name = try SQLIdentifier(nameColumn), email = try SQLIdentifier(emailColumn)
         let classified: PostgresQuery = """
@@ -38,7 +43,9 @@ public struct LegacyUserImport: Sendable {
         return try c.transaction { c in
             var outcome = Outcome()
             for key in ["imported", "already_there"] + Self.skipReasons { outcome.counts[key] = 0 }
-            let rows = try c.query("select row_ref, coalesce(user_id, ''), outcome from (\(classified)) x order by row_ref").rows
+            progress.begin("classifying")
+            try c.query("create temporary table steward_legacy_rows on commit drop as \(classified)")
+            let rows = try c.query("select row_ref, coalesce(user_id, ''), outcome from steward_legacy_rows order by row_ref").rows
             for row in rows {
                 let result = try row.decode(String.self, at: 2)
                 outcome.counts[result, default: 0] += 1
@@ -46,10 +53,22 @@ public struct LegacyUserImport: Sendable {
             }
             if !dryRun {
                 try c.query("""
-                    with todo as (select distinct on (id) id, name from (\(classified)) x where outcome = 'imported' order by id, row_ref)
-                    insert into public.profiles (id, full_name) select id, name from todo
-                    on conflict (id) do update set full_name = coalesce(public.profiles.full_name, excluded.full_name)
+                    create temporary table steward_legacy_todo on commit drop as
+                    select row_number() over (order by id) as n, id, name
+                    from (select distinct on (id) id, name from steward_legacy_rows where outcome = 'imported' order by id, row_ref) d
                     """)
+                let total = try c.query("select count(*) from steward_legacy_todo").scalar(Int64.self)
+                progress.begin("importing", total: total)
+                var from: Int64 = 0
+                while from < total {
+                    let to = from + Int64(Self.batchSize)
+                    try c.query("""
+                        insert into public.profiles (id, full_name) select id, name from steward_legacy_todo where n > \(from) and n <= \(to)
+                        on conflict (id) do update set full_name = coalesce(public.profiles.full_name, excluded.full_name)
+                        """)
+                    progress.set(done: min(to, total))
+                    from = to
+                }
             }
             return outcome
         }

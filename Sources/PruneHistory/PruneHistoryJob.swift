@@ -28,15 +28,17 @@ public struct PruneHistoryJob: Job {
 
     public func run(_ context: JobContext) async throws -> JobSummary {
         let retention = retentionSeconds
-        let dryRun = context.dryRun
+        let dryRun = context.dryRun, progress = context.progress
         let (matched, kept): (Int64, Int64) = try await context.database.run { c in
             let cutoff: PostgresQuery = "now() - make_interval(secs => \(Double(retention))::float8)"
             let old: PostgresQuery = "status <> 'running' and coalesce(finished_at, started_at, scheduled_for) < \(cutoff)"
-            if dryRun {
-                return try c.query("select count(*) filter (where \(old)), count(*) filter (where not (\(old))) from steward.job_runs")
-                    .first((Int64, Int64).self)
-            }
+            progress.begin("counting")
+            let (matched, kept) = try c.query("select count(*) filter (where \(old)), count(*) filter (where not (\(old))) from steward.job_runs")
+                .first((Int64, Int64).self)
+            if dryRun { return (matched, kept) }
+            progress.begin("deleting", total: matched)
             let deleted = Int64(try c.query("delete from steward.job_runs where \(old)").affectedRows)
+            progress.set(done: deleted)
             return (deleted, try c.query("select count(*) from steward.job_runs").scalar(Int64.self))
         }
         var summary = JobSummary()

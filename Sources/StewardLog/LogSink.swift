@@ -22,7 +22,8 @@ public final class LogSink: Sendable {
     public let format: Format
     private let journald: Bool
     private let fd: Int32
-    private let lock = Mutex<Void>(())
+    /// Serialises writes; holds the live status line shown under the log on a terminal, if any.
+    private let lock = Mutex<String?>(nil)
 
     /// A sink writing to `fd` (standard error by default); `<N>` priority prefixes when journald reads it.
     public init(minimumLevel: LogLevel = .info, format: Format = .text, fd: Int32 = 2, journald: Bool? = nil) {
@@ -48,7 +49,24 @@ public final class LogSink: Sendable {
             line += "{" + fields.map { "\(JSONText.quote($0.0)):\(JSONText.quote($0.1))" }.joined(separator: ",") + "}"
         }
         line += "\n"
-        lock.withLock { _ in FileDescriptorWriter.write(line, to: fd) }
+        lock.withLock { status in
+            // A live line is wiped, the event written, and the line drawn again below it.
+            if let status { line = Self.clearLine + line + status }
+            FileDescriptorWriter.write(line, to: fd)
+        }
+    }
+
+    /// Erases the terminal line the cursor is on.
+    static let clearLine = "\r\u{1B}[2K"
+
+    /// Draws `text` as one live line (no newline) that later events keep below them; nil erases it. For terminals only.
+    public func setStatusLine(_ text: String?) {
+        let text = text.map { LogText.escaped($0) }
+        lock.withLock { status in
+            guard status != nil || text != nil else { return }
+            status = text
+            FileDescriptorWriter.write(Self.clearLine + (text ?? ""), to: fd)
+        }
     }
 
     /// A metadata value for text lines: JSON-quoted when it holds spaces, quotes, `=` or anything `LogText` escapes.

@@ -19,6 +19,9 @@ public struct Logger: Sendable {
     /// The same sink under another label.
     public func named(_ label: String) -> Logger { Logger(label: label, sink: sink, metadata: metadata) }
 
+    /// Shows `text` as a live line below the log (terminals only; see `LogSink.setStatusLine`); nil erases it.
+    public func setStatusLine(_ text: String?) { sink.setStatusLine(text) }
+
     /// Writes one event at `level`.
     public func log(_ level: LogLevel, _ message: String, _ metadata: [(String, String)] = []) {
         sink.write(level: level, label: label, message: message, metadata: self.metadata + metadata)

@@ -14,6 +14,8 @@ struct JobOverview {
         let lastStarted: String?
         let lastSuccess: String?
         let next: String?
+        /// The progress of its run going on in a daemon on this machine, if one answered.
+        let progress: JobProgressEstimate?
     }
 
     let leader: LeaderRecord?
@@ -22,14 +24,16 @@ struct JobOverview {
     let alerts: [AlertLog.Recent]
 
     /// Nil when the database has no job history yet (no daemon or job has run).
-    static func read(_ c: Connection, settings: DaemonSettings?) throws -> JobOverview? {
+    /// `progress`: what a daemon on this machine says of its running jobs (see `DaemonProgress`).
+    static func read(_ c: Connection, settings: DaemonSettings?, progress: [String: JobProgressEstimate] = [:]) throws -> JobOverview? {
         guard let latest = try RunHistory.latest(c, jobs: settings?.jobs.map(\.settings.name) ?? []) else { return nil }
         let leader = try LeaderRecord.read(c)
         let now = Date()
         let jobs = latest.map { row in
             let configured = settings?.jobs.first { $0.settings.name == row.job }
             let next = configured.flatMap { $0.settings.enabled ? ISODate.string($0.settings.schedule.next(after: now)) : "disabled" }
-            return JobLine(name: row.job, lastStatus: row.lastStatus, lastStarted: row.lastStarted, lastSuccess: row.lastSuccess, next: next)
+            return JobLine(name: row.job, lastStatus: row.lastStatus, lastStarted: row.lastStarted, lastSuccess: row.lastSuccess, next: next,
+                           progress: progress[row.job])
         }
         return JobOverview(leader: leader, jobs: jobs, alerts: try AlertLog.recent(c))
     }
@@ -45,6 +49,7 @@ struct JobOverview {
         for job in jobs {
             text += job.name.padding(17) + (job.lastStatus ?? "-").padding(12) + (job.lastStarted ?? "-").padding(22)
                 + (job.lastSuccess ?? "-").padding(22) + (job.next ?? "-") + "\n"
+            if let progress = job.progress { text += "  running here: \(progress.line)\n" }
         }
         if !alerts.isEmpty {
             text += "\nalerts (last 30 days):\n" + alerts.map { "  \($0.at) \($0.level.uppercased()) \($0.message)\n" }.joined()
@@ -65,7 +70,7 @@ struct JobOverview {
     var jobsJSON: JSON {
         .array(jobs.map { job in
             .object([("name", .string(job.name)), ("last_status", .optional(job.lastStatus)), ("last_started", .optional(job.lastStarted)),
-                     ("last_success", .optional(job.lastSuccess)), ("next", .optional(job.next))])
+                     ("last_success", .optional(job.lastSuccess)), ("next", .optional(job.next)), ("progress", job.progress?.json ?? .null)])
         })
     }
 }

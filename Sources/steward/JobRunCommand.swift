@@ -47,9 +47,16 @@ enum JobRunCommand: StewardCommand {
             try HistoryStore(connection: c).prepareLocked(logger: logger.named("migrations"))
         }
         let dryRun = context.arguments.flag("dry-run")
-        let outcome = await JobRunner(session: session, host: settings.host, pid: Int(getpid()), logger: logger.named("jobs"))
-            .execute(configured.job, settings: configured.settings, scheduledFor: nil, trigger: .manual, dryRun: dryRun,
-                     force: context.arguments.flag("force"))
+        let runner = JobRunner(session: session, host: settings.host, pid: Int(getpid()), logger: logger.named("jobs"),
+                               progressIntervalSeconds: settings.config.progressIntervalSeconds)
+        let force = context.arguments.flag("force")
+        let progress = JobProgress()
+        // On a terminal, a live line shows the run's phase and progress on standard error; none otherwise.
+        let outcome = await ProgressLine(job: name, progress: progress, logger: logger)
+            .drawing(enabled: ProgressLine.standardErrorIsTerminal) {
+                await runner.execute(configured.job, settings: configured.settings, scheduledFor: nil, trigger: .manual, dryRun: dryRun,
+                                     force: force, progress: progress)
+            }
         await session.reset()
         if context.json {
             Output.print(JSON.object([

@@ -25,7 +25,8 @@ enum StatusCommand: StewardCommand {
         let migrator = Migrator(connection: connection, source: source, logger: context.logger)
         let status = try migrator.status(options: options)
         let keepsCLI = try migrator.keepsCLIHistory(options)
-        let jobs = try JobOverview.read(connection, settings: try? context.daemonSettings())
+        let jobs = try JobOverview.read(connection, settings: try? context.daemonSettings(),
+                                        progress: DaemonProgress.read(socket: context.config.controlSocket))
         if context.json {
             Output.print(JSON.object([
                 ("migrations", .array(status.items.map { item in

@@ -1,0 +1,51 @@
+import Foundation
+import Postgres
+
+/// A database with the app's migrations, `count` auth users whose profiles have no name yet, and the legacy
+/// `User` table holding a row with a name for each: `import-legacy-users` fills `count` profiles, in batches.
+public struct LegacyUsersWorld {
+    public let db: TestDatabase
+    public let count: Int
+
+    /// Migrates `db` and seeds `count` users and their legacy rows.
+    public init(_ db: TestDatabase, count: Int) throws {
+        self.db = db
+        self.count = count
+        let migrate = try StewardProcess.run(["migrate", "--database-url", db.url, "--migrations", TestEnvironment.migrationsDirectory])
+        guard migrate.exitCode == 0 else { throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "migrate: \(migrate.output)"]) }
+        let c = try db.connect()
+        _ = try c.execute(String(contentsOfFile: TestEnvironment.root + "/sql/demo/legacy_user_table.sql", encoding: .utf8))
+        try db.connect(as: "supabase_auth_admin").query("""
+            insert into auth.users (id, aud, role, email, raw_user_meta_data, raw_app_meta_data, created_at, updated_at)
+            select gen_random_uuid(), 'authenticated', 'authenticated', 'legacy' || i || '@example.com', '{}'::jsonb,
+                   '{"provider":"email","providers":["email"]}'::jsonb, now(), now()
+            from generate_series(1, \(count)) i
+            """)
+        try c.query("""
+            insert into public."User" ("userID", name, email)
+            select id::text, 'Legacy ' || split_part(email, '@', 1), email from auth.users where email like 'legacy%@example.com'
+            """)
+    }
+
+    /// Holds a row lock on the profile the import fills last, in an open transaction of the returned connection
+    /// (roll it back to release): the import fills every batch before it, then waits.
+    public func holdLastProfile() throws -> Connection {
+        let blocker = try db.connect()
+        try blocker.execute("""
+            begin; select id from public.profiles where id in (select "userID"::uuid from public."User" where email like 'legacy%')
+            order by id desc limit 1 for update
+            """)
+        return blocker
+    }
+
+    /// Whether a session of the database waits on a lock now (the import reached the held profile).
+    public func someoneWaits() throws -> Bool {
+        try db.connect().query("select count(*) from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()")
+            .rows[0].decode(Int.self, at: 0) > 0
+    }
+
+    /// Profiles the import filled.
+    public func filled() throws -> Int {
+        try db.connect().query("select count(*) from public.profiles where full_name like 'Legacy legacy%'").rows[0].decode(Int.self, at: 0)
+    }
+}
