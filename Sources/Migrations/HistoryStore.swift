@@ -73,12 +73,20 @@ public struct HistoryStore {
     /// Every applied migration, in version order; empty when the schema does not exist yet.
     public func entries() throws -> [Entry] {
         guard try exists() else { return [] }
-        return try connection.query("""
-            select version, name, checksum, normalized_checksum,
-                   applied_at,
-                   applied_by, duration_ms, steward_version, method
-            from steward.schema_migrations
-            """).rows.map { row in
+        return try Self.entries(try connection.query(Self.entriesQuery))
+    }
+
+    /// The statement that reads `steward.schema_migrations` (which must exist).
+    static let entriesQuery: PostgresQuery = """
+        select version, name, checksum, normalized_checksum,
+               applied_at,
+               applied_by, duration_ms, steward_version, method
+        from steward.schema_migrations
+        """
+
+    /// The rows `entriesQuery` answered, in version order.
+    static func entries(_ result: QueryResult) throws -> [Entry] {
+        try result.rows.map { row in
             Entry(version: try row.decode(String.self, "version"), name: try row.decode(String.self, "name"),
                   checksum: try row.decode(String.self, "checksum"),
                   normalizedChecksum: try row.decode(String.self, "normalized_checksum"),

@@ -66,13 +66,26 @@ public struct Migrator {
         }
     }
 
+    /// The status `state` shows for this run's files.
+    private func status(_ state: MigrationState, options: Options) -> MigrationStatus {
+        MigrationStatus(source: source, history: state.entries, allowOutOfOrder: options.allowOutOfOrder,
+                        allowMissing: options.allowMissing, cli: state.cliRows)
+    }
+
     /// Brings the database up to date, or with `dryRun` only says what it would do.
     public func migrate(options: Options) throws -> Report {
-        try prepareSession(options)
+        // Two round trips: the session probe, the reset to Steward's settings, and every read the decision needs.
+        let state = try MigrationState.read(connection, reset: Self.resetQueries(options)) { cliTableExists in
+            switch options.supabaseHistory {
+            case .on: true
+            case .off: false
+            case .auto: source.cliLayout || cliTableExists
+            }
+        }
         var report = Report()
         report.dryRun = options.dryRun
         if options.dryRun {
-            let status = try status(options: options)
+            let status = status(state, options: options)
             guard status.problems.isEmpty else { throw MigrationError.drift(status.problems) }
             report.warnings = status.warnings
             report.alreadyApplied = status.items.filter { $0.state == .applied }.count
@@ -84,9 +97,10 @@ public struct Migrator {
             return report
         }
 
-        // Nothing pending, nothing changed: answer from a read without taking the lock (what a deploy pays on every run).
-        if !options.adopt, try HistoryStore(connection: connection).isCurrent() {
-            let status = try status(options: options)
+        // Nothing pending, nothing changed: answer from the reads above without taking the lock (what a deploy pays
+        // on every run). Anything else is decided again from a fresh read under the lock.
+        if !options.adopt, state.isCurrent {
+            let status = status(state, options: options)
             if status.pending.isEmpty && status.problems.isEmpty && status.takeover.isEmpty && status.cliBackfill.isEmpty {
                 for warning in status.warnings { logger.warning(warning) }
                 report.warnings = status.warnings
@@ -209,25 +223,23 @@ public struct Migrator {
         return adoptable
     }
 
-    private func prepareSession(_ options: Options) throws {
-        try connection.requireSessionState()
-        try resetSession(options)
+    /// Puts the session back to its defaults and Steward's settings, so one file's `SET`, `SET ROLE` or
+    /// `SET SESSION AUTHORIZATION` cannot change how the next file is read or run: each statement its own message,
+    /// sent together (one round trip).
+    private func resetSession(_ options: Options) throws {
+        try connection.pipeline(Self.resetQueries(options))
     }
 
-    /// Puts the session back to its defaults and Steward's settings, so one file's `SET`, `SET ROLE` or
-    /// `SET SESSION AUTHORIZATION` cannot change how the next file is read or run. Each statement is its own message.
-    private func resetSession(_ options: Options) throws {
-        try connection.query("reset session authorization")
-        try connection.query("reset role")
-        try connection.query("reset all")
-        // One round trip for the five; client_connection_check_interval: a migrator killed mid-statement is
-        // noticed by the server (closed socket) and rolled back promptly. standard_conforming_strings on: the
-        // server reads strings as Steward's parser does, even where a database default says otherwise.
-        try connection.query("""
-            select set_config('lock_timeout', $1, false), set_config('statement_timeout', $2, false),
-                   set_config('client_connection_check_interval', '1s', false),
-                   set_config('standard_conforming_strings', 'on', false), set_config('client_encoding', 'UTF8', false)
-            """, [options.lockTimeout, options.statementTimeout])
+    /// The statements of `resetSession`. client_connection_check_interval: a migrator killed mid-statement is
+    /// noticed by the server (closed socket) and rolled back promptly. standard_conforming_strings on: the server
+    /// reads strings as Steward's parser does, even where a database default says otherwise.
+    static func resetQueries(_ options: Options) -> [PostgresQuery] {
+        ["reset session authorization", "reset role", "reset all",
+         """
+         select set_config('lock_timeout', \(options.lockTimeout), false), set_config('statement_timeout', \(options.statementTimeout), false),
+                set_config('client_connection_check_interval', '1s', false),
+                set_config('standard_conforming_strings', 'on', false), set_config('client_encoding', 'UTF8', false)
+         """]
     }
 
     /// Runs one statement as its own extended-protocol message (the server refuses a message holding two), then

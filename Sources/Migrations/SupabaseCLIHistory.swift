@@ -44,17 +44,30 @@ public struct SupabaseCLIHistory {
     /// Every row, in the CLI's order (`ORDER BY version`); empty when the table does not exist.
     public func rows() throws -> [Row] {
         guard try exists() else { return [] }
-        // The columns are read by name and may be missing on a table an old CLI created.
-        let columns = Set(try connection.query("""
-            select attname from pg_attribute where attrelid = 'supabase_migrations.schema_migrations'::regclass and attnum > 0 and not attisdropped
-            """).rows.map { try $0.decode(String.self, at: 0) })
+        let columns = Set(try connection.query(Self.columnsQuery).rows.map { try $0.decode(String.self, at: 0) })
+        return try Self.rows(try connection.query(Self.rowsQuery(columns: columns)))
+    }
+
+    /// The names of the CLI table's columns (none when it does not exist).
+    static let columnsQuery: PostgresQuery = """
+        select attname::text from pg_attribute
+        where attrelid = to_regclass('supabase_migrations.schema_migrations') and attnum > 0 and not attisdropped
+        """
+
+    /// The statement that reads every row of the table, given its columns: they are read by name and may be
+    /// missing on a table an old CLI created.
+    static func rowsQuery(columns: Set<String>) -> PostgresQuery {
         let name: PostgresQuery = columns.contains("name") ? "coalesce(name, '')" : "''::text"
         let statements: PostgresQuery = columns.contains("statements") ? "statements" : "null::text[]"
-        return try connection.query("select version, \(name) as name, \(statements) as statements from supabase_migrations.schema_migrations order by version")
-            .rows.map { row in
-                Row(version: try row.decode(String.self, "version"), name: try row.decode(String.self, "name"),
-                    statements: try row.decode([String]?.self, "statements"))
-            }
+        return "select version, \(name) as name, \(statements) as statements from supabase_migrations.schema_migrations order by version"
+    }
+
+    /// The rows `rowsQuery` answered.
+    static func rows(_ result: QueryResult) throws -> [Row] {
+        try result.rows.map { row in
+            Row(version: try row.decode(String.self, "version"), name: try row.decode(String.self, "name"),
+                statements: try row.decode([String]?.self, "statements"))
+        }
     }
 
     /// The version (read under a share lock's visibility) if the CLI's table holds it now; false when there is no table.

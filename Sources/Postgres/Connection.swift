@@ -8,10 +8,14 @@ import StewardLog
 ///
 /// Calls block the calling thread: run them on a thread of their own, never on the cooperative pool.
 public final class Connection {
-    private let handle: OpaquePointer
+    let handle: OpaquePointer
     private let notices: NoticeForwarder
     /// Where the connection goes, safe to print.
     public let target: ConnectionString
+    /// How many times this connection has sent statements and waited for their answers (a pipeline counts once).
+    public internal(set) var roundTrips = 0
+    /// How many statements (or scripts) this connection has sent.
+    public internal(set) var statementsSent = 0
 
     /// Connects with `application_name=steward`; throws `connectionFailed` with libpq's reason (no password in it).
     public init(_ target: ConnectionString, logger: Logger = .silent, connectTimeoutSeconds: Int = 10) throws {
@@ -96,30 +100,22 @@ public final class Connection {
     }
 
     private func send(_ sql: String, _ bindings: [(any PostgresBindable)?]) throws -> QueryResult {
-        var parameters: [PostgresParameter?] = []
-        parameters.reserveCapacity(bindings.count)
-        for (index, binding) in bindings.enumerated() {
-            do {
-                parameters.append(try binding?.postgresParameter())
-            } catch var error as PostgresError {
-                error.message = "parameter $\(index + 1): " + error.message
-                error.statement = sql
-                throw error
-            }
-        }
-        guard let count = Int32(exactly: parameters.count), count <= 65_535 else {
-            throw PostgresError(kind: .invalidArgument, message: "\(parameters.count) parameters are more than PostgreSQL accepts", statement: sql)
-        }
+        let parameters = try Self.encode(bindings, statement: sql)
+        let count = Int32(parameters.count)
         let result = try withParameterArrays(parameters) { types, values, lengths, formats in
             PQexecParams(handle, sql, count, types, values, lengths, formats, 0)
         }
+        roundTrips += 1
+        statementsSent += 1
         return try check(result, statement: sql)
     }
 
     /// Runs a script of one or more statements as the simple protocol does (no parameters).
     @discardableResult
     public func execute(_ script: String) throws -> QueryResult {
-        try check(PQexec(handle, script), statement: script)
+        roundTrips += 1
+        statementsSent += 1
+        return try check(PQexec(handle, script), statement: script)
     }
 
     /// Quotes a name for use as an identifier (`PQescapeIdentifier`), for names that come from config.
@@ -153,17 +149,27 @@ public final class Connection {
 
     /// Refuses a connection whose session state does not survive between statements (a transaction-mode pooler).
     public func requireSessionState() throws {
-        let token = String(UInt64.random(in: 1...UInt64.max))
-        let first = try query("select set_config('steward.session_probe', $1, false), pg_backend_pid()", [token])
-        let second = try query("select current_setting('steward.session_probe', true), pg_backend_pid()")
-        let kept = try second.firstRow().decode(String?.self, at: 0) == token
-        let samePID = try first.firstRow().decode(Int.self, at: 1) == second.firstRow().decode(Int.self, at: 1)
-        if !kept || !samePID { throw PostgresError.transactionPooler(target) }
+        _ = try requireSessionState(alongside: [], then: { _ in [] })
     }
 
-    private var lastErrorMessage: String { SecretRedactor.redact(String(cString: PQerrorMessage(handle)).trimmingTrailingNewlines()) }
+    /// `requireSessionState()` with more statements in the same two round trips: `first` is pipelined after the
+    /// probe's first statement, the statements `then` makes of their answers after its second (the probe still
+    /// waits for the first transaction to end before it starts the second). Returns both sets of answers.
+    public func requireSessionState(alongside first: [PostgresQuery], then: ([QueryResult]) throws -> [PostgresQuery])
+        throws -> (first: [QueryResult], then: [QueryResult]) {
+        let token = String(UInt64.random(in: 1...UInt64.max))
+        let firstAnswers = try pipeline(["select set_config('steward.session_probe', \(token), false), pg_backend_pid()"] + first)
+        let second = try then(Array(firstAnswers.dropFirst()))
+        let secondAnswers = try pipeline(["select current_setting('steward.session_probe', true), pg_backend_pid()"] + second)
+        let kept = try secondAnswers[0].firstRow().decode(String?.self, at: 0) == token
+        let samePID = try firstAnswers[0].firstRow().decode(Int.self, at: 1) == secondAnswers[0].firstRow().decode(Int.self, at: 1)
+        if !kept || !samePID { throw PostgresError.transactionPooler(target) }
+        return (Array(firstAnswers.dropFirst()), Array(secondAnswers.dropFirst()))
+    }
 
-    private func check(_ result: OpaquePointer?, statement: String) throws -> QueryResult {
+    var lastErrorMessage: String { SecretRedactor.redact(String(cString: PQerrorMessage(handle)).trimmingTrailingNewlines()) }
+
+    func check(_ result: OpaquePointer?, statement: String) throws -> QueryResult {
         guard let result else {
             let lost = PQstatus(handle) != CONNECTION_OK
             throw PostgresError(kind: lost ? .connectionLost : .server, message: lastErrorMessage, statement: statement)

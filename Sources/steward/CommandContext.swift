@@ -108,20 +108,43 @@ struct CommandContext {
 enum CommandRunner {
     static func run(_ command: any StewardCommand.Type, _ rawArguments: [String]) async -> ExitCode {
         do {
-            let arguments = try command.spec.parse(rawArguments)
-            if arguments.flag("help") {
-                Output.print(command.spec.help)
-                return .ok
-            }
-            let context = try CommandContext(spec: command.spec, arguments: arguments)
+            guard let context = try context(command, rawArguments) else { return .ok }
             return try await command.run(context)
-        } catch let error as UsageError {
+        } catch {
+            return exitCode(reporting: error)
+        }
+    }
+
+    /// `run` for a command that never awaits: called before the first suspension, it runs on the calling thread.
+    static func runBlocking(_ command: any BlockingStewardCommand.Type, _ rawArguments: [String]) -> ExitCode {
+        do {
+            guard let context = try context(command, rawArguments) else { return .ok }
+            return try command.runBlocking(context)
+        } catch {
+            return exitCode(reporting: error)
+        }
+    }
+
+    /// The command's context, or nil when `--help` was asked for (and printed).
+    private static func context(_ command: any StewardCommand.Type, _ rawArguments: [String]) throws -> CommandContext? {
+        let arguments = try command.spec.parse(rawArguments)
+        if arguments.flag("help") {
+            Output.print(command.spec.help)
+            return nil
+        }
+        return try CommandContext(spec: command.spec, arguments: arguments)
+    }
+
+    /// Prints `error` as one clear message and returns its exit code.
+    private static func exitCode(reporting error: any Error) -> ExitCode {
+        switch error {
+        case let error as UsageError:
             Output.error(error.description)
             return .usage
-        } catch let error as ConfigError {
+        case let error as ConfigError:
             Output.error("config error: \(error)")
             return .config
-        } catch let error as MigrationError {
+        case let error as MigrationError:
             Output.error(error.description)
             switch error {
             case .drift, .adoptionRefused: return .drift
@@ -129,10 +152,10 @@ enum CommandRunner {
             case .statementFailed(_, _, let pg, _) where pg.kind == .connectionLost: return exitCode(for: pg)
             default: return .failure
             }
-        } catch let error as PostgresError {
+        case let error as PostgresError:
             Output.error(error.description + (error.hint.map { "\n  hint: \($0)" } ?? ""))
             return exitCode(for: error)
-        } catch {
+        default:
             Output.error("\(error)")
             return .failure
         }

@@ -5,7 +5,7 @@ import Migrations
 import OutputText
 
 /// `steward migrate`: applies pending migration files, one transaction each, under the migration lock.
-enum MigrateCommand: StewardCommand {
+enum MigrateCommand: BlockingStewardCommand {
     static let spec = CommandSpec(
         name: "migrate",
         abstract: "Apply pending migrations (or show the plan with --dry-run).",
@@ -40,7 +40,9 @@ enum MigrateCommand: StewardCommand {
             .init("lock-wait", value: "SECONDS", help: "How long to wait for another migrator's lock (default 60)."),
         ])
 
-    static func run(_ context: CommandContext) throws -> ExitCode {
+    static func run(_ context: CommandContext) throws -> ExitCode { try runBlocking(context) }
+
+    static func runBlocking(_ context: CommandContext) throws -> ExitCode {
         var options = Migrator.Options()
         options.dryRun = context.arguments.flag("dry-run")
         options.adopt = context.arguments.flag("adopt")

@@ -22,6 +22,10 @@ struct Steward {
         if let next = arguments.first, commands.contains(where: { $0.spec.name == "\(name) \(next)" }) {
             name += " " + arguments.removeFirst()
         }
+        // Before the first `await`: a blocking command runs right here, on the main thread.
+        if let command = commands.first(where: { $0.spec.name == name }) as? any BlockingStewardCommand.Type {
+            exit(CommandRunner.runBlocking(command, arguments).rawValue)
+        }
         exit(await run(name, arguments).rawValue)
     }
 

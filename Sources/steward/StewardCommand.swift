@@ -7,6 +7,12 @@ protocol StewardCommand: Sendable {
     static func run(_ context: CommandContext) async throws -> ExitCode
 }
 
+/// A command that never awaits: started before the program's first suspension, it runs on the main thread and
+/// never wakes the concurrency pool's threads (what a one-shot command such as `migrate` pays at start).
+protocol BlockingStewardCommand: StewardCommand {
+    static func runBlocking(_ context: CommandContext) throws -> ExitCode
+}
+
 extension CommandSpec.Option {
     /// Options every database command takes.
     static let databaseOptions: [CommandSpec.Option] = [
