@@ -50,38 +50,39 @@ public struct POSIXZoneRule: Sendable, Equatable {
         guard parser.atEnd else { throw TimeZoneError("unexpected text after the end rule") }
     }
 
-    /// The local time type in force at `instant` (seconds since 1970-01-01 UTC).
+    /// The local time type in force at `instant` (seconds since 1970-01-01 UTC). As the C library does, the
+    /// switches are those of the instant's UTC year: daylight time between start and end, or outside end…start
+    /// when the end comes first in the year.
     public func localTimeType(at instant: Int64) -> LocalTimeType {
-        guard let daylight, daylight != standard else { return standard }
-        let events = switches(around: instant)
-        return events.last(where: { $0.at <= instant })?.type ?? standard
+        guard let daylight, daylight != standard, let start, let end else { return standard }
+        let t = Self.clamp(instant)
+        let year = Self.utcYear(of: t)
+        let s = Self.instant(of: start, year: year, offset: standard.utcOffset)
+        let e = Self.instant(of: end, year: year, offset: daylight.utcOffset)
+        let inDaylight = s > e ? (t < e || t >= s) : (t >= s && t < e)
+        return inDaylight ? daylight : standard
     }
 
     /// The first instant after `instant` at which the UTC offset changes; nil for a zone without daylight time.
     public func nextChange(after instant: Int64) -> Int64? {
-        guard let daylight, daylight.utcOffset != standard.utcOffset else { return nil }
-        var current = localTimeType(at: instant).utcOffset
-        for event in switches(around: instant, yearsAfter: 2) where event.at > instant {
-            if event.type.utcOffset != current { return event.at }
-            current = event.type.utcOffset
+        guard let daylight, daylight.utcOffset != standard.utcOffset, let start, let end else { return nil }
+        let t = Self.clamp(instant)
+        let year = Self.utcYear(of: t)
+        var candidates: [Int64] = []
+        for y in (year - 1)...(year + 2) {
+            candidates.append(Self.instant(of: start, year: y, offset: standard.utcOffset))
+            candidates.append(Self.instant(of: end, year: y, offset: daylight.utcOffset))
+            candidates.append(Int64(CivilDate.days(year: y, month: 1, day: 1)) * 86_400)
+        }
+        for c in candidates.sorted() where c > t {
+            if localTimeType(at: c).utcOffset != localTimeType(at: c - 1).utcOffset { return c }
         }
         return nil
     }
 
-    /// The instants of the switches of the years around `instant`, in order (ends before starts at the same instant).
-    private func switches(around instant: Int64, yearsAfter: Int = 1) -> [(at: Int64, type: LocalTimeType)] {
-        guard let daylight, let start, let end else { return [] }
-        let clamped = max(-TimeZoneRules.instantLimit, min(TimeZoneRules.instantLimit, instant))
-        let days = Int(CivilDate.floorDivide(clamped + Int64(standard.utcOffset), by: 86_400))
-        let year = CivilDate.civil(days: days).year
-        var events: [(at: Int64, type: LocalTimeType)] = []
-        for y in (year - 1)...(year + yearsAfter) {
-            // A switch is stated in the local time in force before it.
-            events.append((Self.instant(of: start, year: y, offset: standard.utcOffset), daylight))
-            events.append((Self.instant(of: end, year: y, offset: daylight.utcOffset), standard))
-        }
-        return events.sorted { a, b in a.at != b.at ? a.at < b.at : (!a.type.isDaylightSaving && b.type.isDaylightSaving) }
-    }
+    private static func clamp(_ instant: Int64) -> Int64 { max(-TimeZoneRules.instantLimit, min(TimeZoneRules.instantLimit, instant)) }
+
+    private static func utcYear(of instant: Int64) -> Int { CivilDate.civil(days: Int(CivilDate.floorDivide(instant, by: 86_400))).year }
 
     private static func instant(of rule: Switch, year: Int, offset: Int) -> Int64 {
         let first = CivilDate.days(year: year, month: 1, day: 1)
