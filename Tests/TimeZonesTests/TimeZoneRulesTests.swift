@@ -27,9 +27,18 @@ struct TimeZoneRulesTests {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("tz-\(UUID().uuidString).txt").path
         defer { try? FileManager.default.removeItem(atPath: file) }
         try instants.map { "@\($0)" }.joined(separator: "\n").appending("\n").write(toFile: file, atomically: true, encoding: .utf8)
-        let result = try StewardProcess.runProgram("/usr/bin/date", ["-f", file, "+%::z"], environment: ["TZ": zone, "LC_ALL": "C"])
-        #expect(result.exitCode == 0, "date for \(zone): \(result.stderr)")
-        return result.stdout.split(separator: "\n").map { line in
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/date")
+        process.arguments = ["-f", file, "+%::z"]
+        process.environment = ["TZ": zone, "LC_ALL": "C", "PATH": "/usr/bin:/bin"]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "date for \(zone) exited \(process.terminationStatus)")
+        return String(decoding: data, as: UTF8.self).split(separator: "\n").map { line in
             let sign = line.hasPrefix("-") ? -1 : 1
             let parts = line.dropFirst().split(separator: ":").compactMap { Int($0) }
             guard parts.count == 3 else { return Int.min }
