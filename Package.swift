@@ -5,8 +5,8 @@ import PackageDescription
 /// the job types once, in `Sources/steward/StewardJobs.swift`.
 let jobModules: [Target] = [
     .target(name: "PruneHistory", dependencies: ["Config", "Jobs", "Postgres"]),
-    .target(name: "UsernameCheck", dependencies: ["Config", "Jobs", "Postgres", "Usernames"], exclude: ["username-findings.sql"]),
-    .target(name: "OrphanAvatars", dependencies: ["Config", "HTTP", "Jobs", "StewardLog", "Postgres", "Storage"], exclude: ["deleted-objects.sql"]),
+    .target(name: "UsernameCheck", dependencies: ["Config", "Jobs", "OutputText", "Postgres", "Usernames"], exclude: ["username-findings.sql"]),
+    .target(name: "OrphanAvatars", dependencies: ["Config", "HTTP", "Jobs", "OutputText", "StewardLog", "Postgres", "Storage"], exclude: ["deleted-objects.sql"]),
     .target(name: "AppleSecret", dependencies: ["OutputText", "Alerts", "Apple", "Config", "LibCrypto", "HTTP", "Jobs", "StewardLog", "Postgres"],
             exclude: ["apple-secrets.sql"]),
     .target(name: "AdvisorJob", dependencies: ["Advisor", "Alerts", "Config", "Jobs", "StewardLog", "Postgres"]),
@@ -34,7 +34,7 @@ let package = Package(
         .systemLibrary(name: "CPgQuery", providers: [.apt(["libpg-query-dev"])]),
 
         // One thin Swift layer over each C library; nothing above them imports C.
-        .target(name: "Postgres", dependencies: ["CPostgres", "BlockingExecutor", "StewardLog"]),
+        .target(name: "Postgres", dependencies: ["CPostgres", "BlockingExecutor", "StewardLog", "TimeZones"]),
         .target(name: "LibCrypto", dependencies: ["COpenSSL"]),
         .target(name: "Config", dependencies: ["OutputText", "StewardLog"]),
         .target(name: "HTTP", dependencies: ["CCurl", "BlockingExecutor"]),
@@ -56,8 +56,10 @@ let package = Package(
         // What Steward knows of the Supabase app's schema (advice, enforcement), kept out of the generic engine.
         .target(name: "SupabaseProject", dependencies: ["Migrations", "Postgres"]),
         .target(name: "CLI"),
-        .target(name: "Scheduler"),
-        .target(name: "Advisor", dependencies: ["Postgres", "StewardLog"], exclude: ["advisor-findings.sql"]),
+        .target(name: "Scheduler", dependencies: ["OutputText", "TimeZones"]),
+        // Time zones from the system's tzdata files, and the one owner of calendar arithmetic.
+        .target(name: "TimeZones"),
+        .target(name: "Advisor", dependencies: ["OutputText", "Postgres", "StewardLog"], exclude: ["advisor-findings.sql"]),
         .target(name: "Storage", dependencies: ["OutputText", "BlockingExecutor", "HTTP", "StewardLog"]),
         .target(name: "Apple", dependencies: ["OutputText", "BlockingExecutor", "LibCrypto", "HTTP"]),
         // Every advisory lock key Steward takes.
@@ -91,6 +93,7 @@ let package = Package(
                                                     "OrphanAvatars", "PruneHistory", "UsernameCheck"]),
         .testTarget(name: "SchedulerTests", dependencies: ["Scheduler"]),
         .testTarget(name: "JobsTests", dependencies: ["Jobs", "OutputText", "StewardLog", "TestSupport"]),
+        .testTarget(name: "TimeZonesTests", dependencies: ["TimeZones", "TestSupport"]),
         .testTarget(name: "BlockingExecutorTests", dependencies: ["BlockingExecutor"]),
         .testTarget(name: "UsernamesTests", dependencies: ["Usernames", "TestSupport"]),
         .testTarget(name: "AdvisorTests", dependencies: ["Advisor", "AdvisorJob", "Jobs", "LegacyImport", "Migrations", "Postgres", "TestSupport"]),

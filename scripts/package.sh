@@ -87,6 +87,8 @@ mkdir -p "$stage/shlibs/debian"
 printf 'Source: steward\n\nPackage: steward\nArchitecture: any\n' > "$stage/shlibs/debian/control"
 depends=$(cd "$stage/shlibs" && dpkg-shlibdeps -O "$pkg/usr/bin/steward" 2>/dev/null | sed -n 's/^shlibs:Depends=//p')
 [ -n "$depends" ] || { echo "package: dpkg-shlibdeps found no dependencies" >&2; exit 1; }
+# Time zones (`time_zone` of a job) are read from the system's tzdata files, not from a library.
+depends="$depends, tzdata"
 # Recommends: the libraries opened with dlopen on first use, by the soname the code opens, at the version its
 # shlibs file asks for.
 recommends_for() {  # soname, e.g. libcurl.so.4

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import OutputText
 
 /// `name:schema.object  # why`: silences one check on one object, with the reason.
 public struct AdvisorIgnoreRule: Sendable, Equatable {
@@ -9,8 +10,8 @@ public struct AdvisorIgnoreRule: Sendable, Equatable {
     /// Parses one `[advisor] ignore` value; nil with the problem in `problem` when it is not of that form.
     public static func parse(_ text: String) -> Result<AdvisorIgnoreRule, AdvisorIgnoreRuleError> {
         let parts = text.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)
-        let rule = parts[0].trimmingCharacters(in: .whitespaces)
-        let reason = parts.count > 1 ? parts[1].trimmingCharacters(in: .whitespaces) : ""
+        let rule = parts[0].trimmingWhitespace()
+        let reason = parts.count > 1 ? parts[1].trimmingWhitespace() : ""
         guard let colon = rule.firstIndex(of: ":") else { return .failure(.init(message: "expected name:schema.object  # why")) }
         let name = String(rule[..<colon]), object = String(rule[rule.index(after: colon)...])
         guard AdvisorCatalog.checks.contains(where: { $0.name == name }) else {

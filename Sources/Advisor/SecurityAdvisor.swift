@@ -1,6 +1,7 @@
-import Foundation
+import FoundationEssentials
 import StewardLog
 import Postgres
+import OutputText
 
 /// Runs every check against the live database, read-only, and returns the findings with ignore rules applied.
 public struct SecurityAdvisor: Sendable {
@@ -44,7 +45,7 @@ public struct SecurityAdvisor: Sendable {
                     report.findings.append(finding)
                 }
                 logger.debug("advisor check ran", [("check", check.name), ("found", String(rows.count)),
-                                                   ("seconds", String(format: "%.3f", Date().timeIntervalSince(checkStarted)))])
+                                                   ("seconds", String(fixed: Date().timeIntervalSince(checkStarted), digits: 3))])
                 _ = try c.execute("release savepoint steward_advisor_check")
             } catch let error as PostgresError {
                 _ = try c.execute("rollback to savepoint steward_advisor_check")

@@ -1,5 +1,5 @@
 import Advisor
-import Foundation
+import FoundationEssentials
 import Alerts
 import Config
 import Jobs

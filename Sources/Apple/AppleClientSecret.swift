@@ -1,5 +1,5 @@
 import LibCrypto
-import Foundation
+import FoundationEssentials
 import OutputText
 
 /// The client secret Sign in with Apple's OAuth flow needs: a JWT signed ES256 with the team's `.p8` key.
@@ -35,18 +35,18 @@ public struct AppleClientSecret: Sendable, Equatable {
 
     /// Reads a secret's header and claims (the signature is Apple's to check).
     public static func decode(_ token: String) throws -> AppleClientSecret {
-        let token = token.trimmingCharacters(in: .whitespacesAndNewlines)
+        let token = token.trimmingWhitespace(newlines: true)
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let headerBytes = Base64URL.decode(String(parts[0])), let claimBytes = Base64URL.decode(String(parts[1])),
-              let header = try? JSONSerialization.jsonObject(with: Data(headerBytes)) as? [String: Any],
-              let claims = try? JSONSerialization.jsonObject(with: Data(claimBytes)) as? [String: Any] else {
+              let header = JSON.parse(headerBytes), case .object = header,
+              let claims = JSON.parse(claimBytes), case .object = claims else {
             throw CryptoError("not a JWT (three base64url parts with a JSON header and claims)")
         }
-        guard let iat = (claims["iat"] as? NSNumber)?.doubleValue, let exp = (claims["exp"] as? NSNumber)?.doubleValue else {
+        guard let iat = claims["iat"]?.numberValue, let exp = claims["exp"]?.numberValue else {
             throw CryptoError("the secret has no iat or exp claim")
         }
-        return AppleClientSecret(token: token, keyID: header["kid"] as? String ?? "", teamID: claims["iss"] as? String ?? "",
-                                 servicesID: claims["sub"] as? String ?? "", audience: claims["aud"] as? String ?? "",
+        return AppleClientSecret(token: token, keyID: header["kid"]?.stringValue ?? "", teamID: claims["iss"]?.stringValue ?? "",
+                                 servicesID: claims["sub"]?.stringValue ?? "", audience: claims["aud"]?.stringValue ?? "",
                                  issuedAt: Date(timeIntervalSince1970: iat), expiresAt: Date(timeIntervalSince1970: exp))
     }
 

@@ -1,4 +1,4 @@
-import Foundation
+import OutputText
 #if canImport(HTTP)
 import HTTP
 #endif
@@ -8,11 +8,11 @@ import HTTP
 /// a hash that is not hex, and every ID, come back quoted (cut, control characters escaped), so they are safe to show.
 enum AuthConfigAnswer {
     static func appleFields(from body: [UInt8]) -> (enabled: Bool, clientIDs: [String], secretHash: String?) {
-        let object = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:]
-        let ids = (object["external_apple_client_id"] as? String ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-            + (object["external_apple_additional_client_ids"] as? String ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-        let enabled = (object["external_apple_enabled"] as? Bool) ?? false
-        let secret = (object["external_apple_secret"] as? String).flatMap { $0.isEmpty ? nil : $0 }.map { value in
+        let object = JSON.parse(body) ?? .object([])
+        let ids = (object["external_apple_client_id"]?.stringValue ?? "").split(separator: ",").map { $0.trimmingWhitespace() }
+            + (object["external_apple_additional_client_ids"]?.stringValue ?? "").split(separator: ",").map { $0.trimmingWhitespace() }
+        let enabled = object["external_apple_enabled"]?.boolValue ?? false
+        let secret = object["external_apple_secret"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }.map { value in
             value.utf8.count <= 128 && value.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
                 ? value : PeerTextRedactor.none.quote(value, limit: 64)
         }

@@ -1,5 +1,6 @@
-import Foundation
+import FoundationEssentials
 import HTTP
+import OutputText
 
 /// The part of Supabase's Management API that holds the Apple provider's settings:
 /// `GET`/`PATCH /v1/projects/{ref}/config/auth` with a personal access token (`sbp_…`). Answers are read under a
@@ -44,8 +45,8 @@ public final class ManagementAPI {
 
     /// Sets the Apple secret (`PATCH … {"external_apple_secret": …}`).
     public func setAppleSecret(_ secret: String) throws {
-        let body = try JSONSerialization.data(withJSONObject: ["external_apple_secret": secret])
-        _ = try send("PATCH", body: [UInt8](body), secrets: [secret])
+        let body = JSON.object([("external_apple_secret", .string(secret))]).rendered
+        _ = try send("PATCH", body: Array(body.utf8), secrets: [secret])
     }
 
     /// The largest answer read: the auth config is a few KiB.

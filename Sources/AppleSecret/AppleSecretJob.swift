@@ -1,7 +1,7 @@
 import Alerts
 import Apple
 import Config
-import Foundation
+import FoundationEssentials
 import HTTP
 import Jobs
 import StewardLog

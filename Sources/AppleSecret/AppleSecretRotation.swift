@@ -1,7 +1,7 @@
 import Apple
 import Config
 import LibCrypto
-import Foundation
+import FoundationEssentials
 import StewardLog
 import Postgres
 import OutputText

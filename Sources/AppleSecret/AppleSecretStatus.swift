@@ -1,7 +1,7 @@
 import Apple
 import Config
 import LibCrypto
-import Foundation
+import FoundationEssentials
 import Postgres
 
 /// Where Sign in with Apple's client secret stands: where it comes from, when it expires, whether Steward knows it.

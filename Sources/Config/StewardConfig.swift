@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
+import FoundationEssentials
 import StewardLog
 import OutputText
 
@@ -156,7 +156,7 @@ public struct StewardConfig: Sendable {
             connectTimeoutSeconds = n
         case ("migrations", "dir"): migrationsDirectory = value
         case ("migrations", "include"):
-            migrationsInclude = value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            migrationsInclude = value.split(separator: ",").map { $0.trimmingWhitespace() }.filter { !$0.isEmpty }
         case ("migrations", "supabase_history"):
             guard ["auto", "on", "off"].contains(value) else { throw bad() }
             supabaseHistory = value
@@ -200,7 +200,7 @@ public struct StewardConfig: Sendable {
         case ("apple", "management_url"):
             apple.managementURL = try url(value)
         case ("apple", "remind_days"):
-            let days = value.split(separator: ",").map { ConfigNumber.integer($0.trimmingCharacters(in: .whitespaces), in: 1...366) }
+            let days = value.split(separator: ",").map { ConfigNumber.integer($0.trimmingWhitespace(), in: 1...366) }
             guard !days.isEmpty, days.allSatisfy({ $0 != nil }) else { throw bad() }
             apple.remindDays = days.compactMap { $0 }.sorted(by: >)
         case ("apple", "auto_rotate"):
@@ -212,7 +212,7 @@ public struct StewardConfig: Sendable {
         case ("apple", "webhook_url"):
             apple.webhookURL = try url(value)
         case ("apple", "native_bundle_ids"):
-            apple.nativeBundleIDs = value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            apple.nativeBundleIDs = value.split(separator: ",").map { $0.trimmingWhitespace() }.filter { !$0.isEmpty }
         case ("control", "socket"):
             guard value.hasPrefix("/"), value.utf8.count < 108 else { throw bad() }
             controlSocket = value
@@ -229,7 +229,7 @@ public struct StewardConfig: Sendable {
             guard let n = ConfigNumber.seconds(value, in: 0...86400) else { throw bad() }
             shutdownTimeoutSeconds = n
         case ("advisor", "schemas"):
-            let schemas = value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            let schemas = value.split(separator: ",").map { $0.trimmingWhitespace() }.filter { !$0.isEmpty }
             guard !schemas.isEmpty else { throw bad() }
             advisorSchemas = schemas
         case ("advisor", "ignore"):

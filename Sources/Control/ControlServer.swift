@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import FileSystem
-import Foundation
+import FoundationEssentials
 import StewardLog
 import Synchronization
 

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 internal import CSystem
-import Foundation
+import FoundationEssentials
 import StewardLog
 import Synchronization
 import OutputText
@@ -34,7 +34,8 @@ final class EventLoop: @unchecked Sendable {
     private let requests: AsyncStream<Request>.Continuation
     private let logger: Logger
     private let shared = Mutex<(replies: [(Int, String)], stopped: Bool)>(([], false))
-    private let finished = DispatchSemaphore(value: 0)
+    /// The loop's thread, joined by `stop()`.
+    private let thread = Mutex<pthread_t?>(nil)
     /// Only touched on the loop's thread.
     private var clients: [Int: Client] = [:]
     private var nextID = 0
@@ -57,9 +58,19 @@ final class EventLoop: @unchecked Sendable {
     }
 
     func start() {
-        let thread = Thread { [self] in loop(); finished.signal() }
-        thread.name = "steward-control"
-        thread.start()
+        let box = Unmanaged.passRetained(self).toOpaque()
+        var id = pthread_t()
+        let created = pthread_create(&id, nil, { argument in
+            let loop = Unmanaged<EventLoop>.fromOpaque(argument!).takeRetainedValue()
+            loop.loop()
+            return nil
+        }, box)
+        if created == 0 {
+            thread.withLock { $0 = id }
+        } else {
+            Unmanaged<EventLoop>.fromOpaque(box).release()
+            logger.error("could not start the control socket's thread", [("error", String(cString: strerror(created)))])
+        }
     }
 
     /// Stops the loop, closes every connection, waits for the thread. Safe to call twice.
@@ -70,7 +81,7 @@ final class EventLoop: @unchecked Sendable {
         }
         guard first else { return }
         poke()
-        finished.wait()
+        if let id = thread.withLock({ $0 }) { pthread_join(id, nil) }
         close(wake.read)
         close(wake.write)
     }

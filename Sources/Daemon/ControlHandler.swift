@@ -1,6 +1,7 @@
 import OutputText
 import Control
-import Foundation
+import FoundationEssentials
+import Glibc
 import Jobs
 import StewardLog
 import Migrations
@@ -165,7 +166,7 @@ struct ControlHandler: Sendable {
         var text = "ID     STATUS     TRIGGER   SLOT                  STARTED               SECONDS  SUMMARY / ERROR\n"
         for row in rows {
             var seconds = "-"
-            if let start = row.startedAt, let end = row.finishedAt { seconds = String(format: "%.1f", end.timeIntervalSince(start)) }
+            if let start = row.startedAt, let end = row.finishedAt { seconds = String(fixed: end.timeIntervalSince(start), digits: 1) }
             var line = String(row.id).padding(toLength: 7, withPad: " ", startingAt: 0)
             line += row.status.rawValue.padding(toLength: 11, withPad: " ", startingAt: 0)
             line += row.trigger.padding(toLength: 10, withPad: " ", startingAt: 0)
@@ -201,7 +202,7 @@ struct ControlHandler: Sendable {
             outcome = await ManualRunner(coordinator: coordinator, makeSession: makeSession, host: host, logger: logger)
                 .run(configured, dryRun: dryRun)
         }
-        let text = "\(job): \(outcome.status.rawValue) in \(String(format: "%.2f", outcome.seconds)) s"
+        let text = "\(job): \(outcome.status.rawValue) in \(String(fixed: outcome.seconds, digits: 2)) s"
             + (outcome.summary.map { " — \($0.text)" } ?? "") + (outcome.reason.map { " — \($0)" } ?? "")
         let fields: [(String, JSON)] = [("job", .string(job)), ("status", .string(outcome.status.rawValue)), ("dry_run", .bool(dryRun)),
                                         ("run_id", outcome.runID.map { .number(Double($0)) } ?? .null), ("seconds", .number(outcome.seconds)),

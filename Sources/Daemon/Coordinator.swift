@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Jobs
 import Scheduler
 import Synchronization
@@ -36,6 +36,8 @@ public final class Coordinator: Sendable {
     let manualRuns = ManualRunQueue()
     /// Each job's last run, for `ctl jobs` without a query; read again after runs end here.
     let lastRuns = LastRunCache()
+    /// Signalled when what the status line shows may have changed: leadership, reachability, the scheduler's runs.
+    let statusChanges = ChangeSignal()
 
     init(settings: DaemonSettings) {
         state = Mutex(State(settings: settings, scheduler: SchedulerState(jobs: settings.enabledJobs.map(\.settings.timing))))
@@ -51,9 +53,16 @@ public final class Coordinator: Sendable {
             if !leader { s.leaderSince = nil }
             s.isLeader = leader
         }
+        statusChanges.signal()
     }
 
-    func setDatabaseReachable(_ reachable: Bool) { state.withLock { $0.databaseReachable = reachable } }
+    func setDatabaseReachable(_ reachable: Bool) {
+        let changed = state.withLock { s in
+            defer { s.databaseReachable = reachable }
+            return s.databaseReachable != reachable
+        }
+        if changed { statusChanges.signal() }
+    }
 
     /// Swaps in reloaded settings; the scheduler keeps its running flags and pauses.
     func apply(_ settings: DaemonSettings) {
@@ -61,9 +70,18 @@ public final class Coordinator: Sendable {
             s.settings = settings
             s.scheduler.update(jobs: settings.enabledJobs.map(\.settings.timing), now: Date())
         }
+        statusChanges.signal()
     }
 
-    func withScheduler<T>(_ body: (inout SchedulerState) -> T) -> T { state.withLock { body(&$0.scheduler) } }
+    func withScheduler<T>(_ body: (inout SchedulerState) -> T) -> T {
+        let (result, changed) = state.withLock { s in
+            let before = s.scheduler.runningJobs.count
+            let result = body(&s.scheduler)
+            return (result, s.scheduler.runningJobs.count != before)
+        }
+        if changed { statusChanges.signal() }
+        return result
+    }
 
     func job(named name: String) -> JobCatalog.Configured? { state.withLock { s in s.settings.jobs.first { $0.settings.name == name } } }
 

@@ -3,7 +3,7 @@ import Glibc
 #endif
 import Config
 import Control
-import Foundation
+import FoundationEssentials
 import Jobs
 import StewardLog
 import Migrations

@@ -1,5 +1,5 @@
 import Config
-import Foundation
+import FoundationEssentials
 import Jobs
 
 /// Everything `steward run` needs from its configuration, validated as a whole before anything starts.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// The last `jobs` reply and the inputs it was rendered from: a request that finds the same inputs (and no run

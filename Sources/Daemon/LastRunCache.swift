@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// Each job's last run and last success as the history says, held by the daemon so `ctl jobs` and `ctl status`

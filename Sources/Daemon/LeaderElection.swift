@@ -1,5 +1,6 @@
 import AdvisoryLocks
-import Foundation
+import FoundationEssentials
+import Glibc
 import StewardLog
 import Postgres
 

@@ -1,5 +1,5 @@
 import AdvisoryLocks
-import Foundation
+import FoundationEssentials
 import StewardLog
 import Postgres
 import OutputText

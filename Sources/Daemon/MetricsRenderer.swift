@@ -1,5 +1,5 @@
 import FileSystem
-import Foundation
+import FoundationEssentials
 import Jobs
 
 /// The daemon's state in Prometheus' text format (for `ctl metrics` and node_exporter's textfile collector).

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Jobs
 import StewardLog
 import Postgres
@@ -126,10 +127,13 @@ struct SchedulerService: DaemonService {
                         }
                     }
                 }
+                // Sleeps until the next slot or retry, or until leadership, settings or the runs change (at most a
+                // minute, so a wall clock set forward is noticed); never a poll.
+                let seen = coordinator.statusChanges.generation
                 let wake = coordinator.withScheduler { $0.nextWake() }
-                let delay = max(0.001, min(1.0, (wake ?? .distantFuture).timeIntervalSinceNow))
-                group.addTask {
-                    try? await Task.sleep(for: .milliseconds(Int64(max(1, delay * 1000))))
+                let delay = max(0.001, min(60, (wake ?? .distantFuture).timeIntervalSinceNow))
+                group.addTask { [coordinator] in
+                    await coordinator.statusChanges.wait(beyond: seen, timeout: delay)
                     return .tick
                 }
             }

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
+import FoundationEssentials
 
 /// Replaces a file whole or not at all, never through a link and never someone else's file: the contents go to a
 /// new temporary file (`O_CREAT|O_EXCL|O_NOFOLLOW`, mode 600) in the target's folder, are synced, get their

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
+import FoundationEssentials
 
 /// Whether a folder's entries can be replaced by anyone Steward does not trust: every folder from `/` down
 /// must belong to a trusted user, and be writable only by its owner unless its sticky bit is set.

@@ -1,6 +1,7 @@
 import Config
-import Foundation
+import FoundationEssentials
 import Scheduler
+import OutputText
 
 /// The job's own keys of one `[job.<name>]` section, defaults filled in, read into typed values by the job once.
 /// Every reader throws naming file, line and key (or the job and key for a bad default).
@@ -83,7 +84,7 @@ public struct JobOptions: Sendable {
 
     /// `a, b,,c` as `["a", "b", "c"]`.
     public static func items(_ text: String) -> [String] {
-        text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        text.split(separator: ",").map { $0.trimmingWhitespace() }.filter { !$0.isEmpty }
     }
 
     /// `0` and `1` for whole numbers, else the number as Swift prints it.

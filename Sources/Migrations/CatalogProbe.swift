@@ -1,4 +1,5 @@
 import Postgres
+import OutputText
 
 /// Compares what migration files create with what the live catalog has, letting Postgres itself
 /// normalise every definition: each file's statements run under probe names (tables, functions) or on
@@ -429,7 +430,7 @@ struct CatalogProbe {
     /// Compares privileges per grantee: rights the live object gives beyond the files' are drift (`wider`); rights the
     /// files give that the live object lacks, with nothing added, are a hardening (`narrower`).
     private func compareGrants(label: String, live: [(String, String)], expected: [(String, String)]) -> (wider: [String], narrower: [String]) {
-        func rights(_ text: String) -> Set<String> { Set(text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }) }
+        func rights(_ text: String) -> Set<String> { Set(text.split(separator: ",").map { $0.trimmingWhitespace() }) }
         let liveByGrantee = Dictionary(live.map { ($0.0, rights($0.1)) }, uniquingKeysWith: { a, b in a.union(b) })
         let expectedByGrantee = Dictionary(expected.map { ($0.0, rights($0.1)) }, uniquingKeysWith: { a, b in a.union(b) })
         var wider: [String] = [], narrower: [String] = []

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import AdvisoryLocks
-import Foundation
+import FoundationEssentials
 import StewardLog
 import Postgres
 import OutputText

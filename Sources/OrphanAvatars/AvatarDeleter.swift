@@ -2,6 +2,7 @@ import HTTP
 import StewardLog
 import Postgres
 import Storage
+import OutputText
 
 /// Deletes orphaned avatars a batch at a time through the Storage API: re-checks the references, writes the intent
 /// to `steward.deleted_objects`, sends each DELETE inside the fence (the reference tables locked against writes),
@@ -127,7 +128,7 @@ struct AvatarDeleter: Sendable {
                 guard failure.retryable, attempt < Self.attemptsPerBatch else { break }
                 let delay = RetryPolicy().delay(afterAttempt: attempt, retryAfter: failure.retryAfter)
                 logger.warning("delete request failed; retrying", [("bucket", bucket), ("names", String(remaining.count)), ("attempt", String(attempt)),
-                                                                   ("retry_in_s", String(format: "%.2f", delay)), ("error", failure.text)])
+                                                                   ("retry_in_s", String(fixed: delay, digits: 2)), ("error", failure.text)])
                 try await Task.sleep(for: .seconds(delay))
             } else {
                 outcome.partial = true

@@ -1,5 +1,6 @@
-import Foundation
+import FoundationEssentials
 import Postgres
+import OutputText
 
 /// How long the fence may keep app writes waiting: well inside the API roles' own `statement_timeout` and
 /// `lock_timeout` (an app write that queues behind the fence waits for its lock, then for its release).
@@ -58,10 +59,10 @@ struct FenceBudget: Sendable, Equatable {
     /// A PostgreSQL duration setting (`8s`, `8000`, `1min`, `250ms`) in seconds; nil for 0 (no limit) or what it
     /// cannot read.
     static func seconds(setting: String) -> Double? {
-        let text = setting.trimmingCharacters(in: .whitespaces).lowercased()
+        let text = setting.trimmingWhitespace().lowercased()
         let digits = text.prefix { $0.isNumber || $0 == "." }
         guard !digits.isEmpty, let number = Double(digits), number.isFinite, number > 0 else { return nil }
-        let unit = text.dropFirst(digits.count).trimmingCharacters(in: .whitespaces)
+        let unit = text.dropFirst(digits.count).trimmingWhitespace()
         let scale: Double
         switch unit {
         case "", "ms": scale = 0.001

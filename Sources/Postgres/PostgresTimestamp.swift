@@ -1,8 +1,9 @@
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
-import Foundation
+import FoundationEssentials
 #endif
+import TimeZones
 
 /// Reads and writes `timestamptz` text (`DateStyle` ISO, any `TimeZone`): `2026-12-01 22:26:07.123456+05:30`.
 enum PostgresTimestamp {
@@ -70,26 +71,7 @@ enum PostgresTimestamp {
         return year > 0 ? text : text + " BC"
     }
 
-    /// Days since 1970-01-01 of a proleptic Gregorian date (astronomical years: 0 is 1 BC).
-    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let doy = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
-    }
+    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int { CivilDate.days(year: year, month: month, day: day) }
 
-    /// The proleptic Gregorian date of `days` since 1970-01-01.
-    static func civilFromDays(_ days: Int) -> (year: Int, month: Int, day: Int) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let day = doy - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
-    }
+    static func civilFromDays(_ days: Int) -> (year: Int, month: Int, day: Int) { CivilDate.civil(days: days) }
 }

@@ -1,9 +1,5 @@
 internal import CPostgres
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
 
 /// One row of a `QueryResult` read in place, without building a `Row`: for results of many rows. Valid only inside
 /// the `forEachRow` call that lends it.

@@ -1,3 +1,5 @@
+import TimeZones
+
 /// Calendar arithmetic on wall-clock seconds (seconds since 1970-01-01 00:00 of a local clock), proleptic Gregorian.
 struct CivilTime: Equatable {
     var year: Int, month: Int, day: Int, hour: Int, minute: Int
@@ -22,39 +24,15 @@ struct CivilTime: Equatable {
         Int64(Self.days(year: year, month: month, day: day)) * 86400 + Int64(hour * 3600 + minute * 60)
     }
 
-    static func daysInMonth(year: Int, month: Int) -> Int {
-        switch month {
-        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
-        case 4, 6, 9, 11: 30
-        default: 31
-        }
-    }
+    static func daysInMonth(year: Int, month: Int) -> Int { CivilDate.daysInMonth(year: year, month: month) }
 
-    /// Days since 1970-01-01 (Howard Hinnant's days_from_civil).
-    static func days(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let doy = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146097 + doe - 719468
-    }
+    /// Days since 1970-01-01.
+    static func days(year: Int, month: Int, day: Int) -> Int { CivilDate.days(year: year, month: month, day: day) }
 
-    static func civil(days: Int) -> (Int, Int, Int) {
-        let z = days + 719468
-        let era = (z >= 0 ? z : z - 146096) / 146097
-        let doe = z - era * 146097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let d = doy - (153 * mp + 2) / 5 + 1
-        let m = mp < 10 ? mp + 3 : mp - 9
-        return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
-    }
+    static func civil(days: Int) -> (Int, Int, Int) { CivilDate.civil(days: days) }
 
-    static func weekday(days: Int) -> Int { ((days % 7) + 11) % 7 }
+    static func weekday(days: Int) -> Int { CivilDate.weekday(days: days) }
 }
-
 extension Int64 {
-    func floorDivided(by d: Int64) -> Int64 { self >= 0 ? self / d : -((-self + d - 1) / d) }
+    func floorDivided(by d: Int64) -> Int64 { CivilDate.floorDivide(self, by: d) }
 }

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import TimeZones
+import OutputText
 
 /// When a job runs: a cron expression in a time zone, or a fixed interval aligned to the wall clock.
 public struct Schedule: Sendable, CustomStringConvertible {
@@ -10,18 +12,22 @@ public struct Schedule: Sendable, CustomStringConvertible {
 
     let kind: Kind
     /// The zone cron fields are read in.
-    public let timeZone: TimeZone
+    public let timeZone: TimeZoneRules
     /// The text it was parsed from.
     public let source: String
 
     /// Parses `0 3 * * *`, `@hourly`, `@daily`, `@weekly`, `@monthly`, `@yearly`, or `@every 90s` / `5m` / `1h30m` / `1d`.
     public init(_ text: String, timeZone: String = "UTC") throws(ScheduleError) {
-        guard Self.isPlausibleZoneName(timeZone), let zone = TimeZone(identifier: timeZone) else {
+        guard Self.isPlausibleZoneName(timeZone) else {
             throw ScheduleError("unknown time zone \"\(timeZone)\" (use an IANA name such as Europe/Berlin)")
         }
-        self.timeZone = zone
+        do {
+            self.timeZone = try TimeZoneRules(identifier: timeZone)
+        } catch {
+            throw ScheduleError("\(error.description) (use an IANA name such as Europe/Berlin)")
+        }
         self.source = text
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let trimmed = text.trimmingWhitespace()
         switch trimmed.lowercased() {
         case "@hourly": kind = .cron(try CronExpression("0 * * * *"))
         case "@daily", "@midnight": kind = .cron(try CronExpression("0 0 * * *"))
@@ -29,7 +35,7 @@ public struct Schedule: Sendable, CustomStringConvertible {
         case "@monthly": kind = .cron(try CronExpression("0 0 1 * *"))
         case "@yearly", "@annually": kind = .cron(try CronExpression("0 0 1 1 *"))
         case let s where s.hasPrefix("@every"):
-            let seconds = try Self.duration(String(s.dropFirst(6)).trimmingCharacters(in: .whitespaces))
+            let seconds = try Self.duration(String(s.dropFirst(6)).trimmingWhitespace())
             guard seconds >= 1 else { throw ScheduleError("@every needs at least 1s") }
             guard seconds <= 366 * 86400 else { throw ScheduleError("@every takes at most 366d") }
             kind = .every(seconds)
@@ -62,7 +68,7 @@ public struct Schedule: Sendable, CustomStringConvertible {
         case .every(let interval):
             return Date(timeIntervalSince1970: TimeInterval((after.floorDivided(by: interval) + 1) * interval))
         case .cron(let cron):
-            var local = CivilTime(seconds: after + Int64(timeZone.secondsFromGMT(for: date)) + 60)
+            var local = CivilTime(seconds: after + Int64(timeZone.secondsFromGMT(at: after)) + 60)
             for _ in 0..<100_000 {
                 guard let candidate = Self.nextMatch(cron, from: local) else { break }
                 if let instant = instant(ofWallTime: candidate.seconds), instant > after {
@@ -89,15 +95,12 @@ public struct Schedule: Sendable, CustomStringConvertible {
 
     /// The earliest instant whose local time is `wall` seconds; in a DST gap, the instant of the jump.
     func instant(ofWallTime wall: Int64) -> Int64? {
-        let offsets = Set([-43200, 43200].map { Int64(timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(wall + Int64($0))))) })
-        let valid = offsets.map { wall - $0 }.filter {
-            Int64(timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval($0)))) == wall - $0
-        }
+        let offsets = Set([-43200, 43200].map { Int64(timeZone.secondsFromGMT(at: wall + Int64($0))) })
+        let valid = offsets.map { wall - $0 }.filter { Int64(timeZone.secondsFromGMT(at: $0)) == wall - $0 }
         if let first = valid.min() { return first }
         // Skipped by a jump forward: fire when the clock jumps.
         let before = wall - (offsets.max() ?? 0)
-        return timeZone.nextDaylightSavingTimeTransition(after: Date(timeIntervalSince1970: TimeInterval(before - 1)))
-            .map { Int64($0.timeIntervalSince1970) }
+        return timeZone.nextTransition(after: before - 1)
     }
 
     /// The first wall time at or after `start` that matches `cron`, jumping whole months, days and hours.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The scheduler's decisions as a value: given the time and what happened, it says which slots to run,
 /// skip or record as missed. No clock, no I/O: the service that drives it performs the actions.

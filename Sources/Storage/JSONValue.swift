@@ -1,4 +1,4 @@
-import Foundation
+import OutputText
 
 /// A parsed JSON answer, read through small accessors (no Codable: the answers are small and their shape varies).
 /// Numbers are kept as Double and converted only through checked accessors: no answer can trap.
@@ -6,19 +6,17 @@ enum JSONValue {
     case object([String: JSONValue]), array([JSONValue]), string(String), number(Double), bool(Bool), null
 
     static func parse(_ bytes: [UInt8]) -> JSONValue? {
-        guard let any = try? JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed]) else { return nil }
-        return JSONValue(any)
+        JSON.parse(bytes).map(JSONValue.init)
     }
 
-    init(_ any: Any) {
-        switch any {
-        case let d as [String: Any]: self = .object(d.mapValues(JSONValue.init))
-        case let a as [Any]: self = .array(a.map(JSONValue.init))
-        case let s as String: self = .string(s)
-        case let b as Bool where type(of: any) == Bool.self: self = .bool(b)
-        case let n as NSNumber:
-            self = String(cString: n.objCType) == "c" ? .bool(n.boolValue) : .number(n.doubleValue)
-        default: self = .null
+    init(_ json: JSON) {
+        switch json {
+        case .object(let fields): self = .object(Dictionary(fields.map { ($0.0, JSONValue($0.1)) }, uniquingKeysWith: { a, _ in a }))
+        case .array(let items): self = .array(items.map(JSONValue.init))
+        case .string(let s): self = .string(s)
+        case .bool(let b): self = .bool(b)
+        case .number(let n): self = .number(n)
+        case .null: self = .null
         }
     }
 

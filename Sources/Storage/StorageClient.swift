@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import HTTP
 import StewardLog
 import OutputText
@@ -122,7 +122,7 @@ public final class StorageClient {
                     ?? "\(request.summary): no answer"
                 if case .success(let response) = outcome { logInvalidRetryAfter(response, request: request) }
                 logger.warning("storage request failed; retrying", [("request", request.summary), ("error", reason),
-                                                                    ("attempt", String(attempt)), ("retry_in_s", String(format: "%.2f", delay))])
+                                                                    ("attempt", String(attempt)), ("retry_in_s", String(fixed: delay, digits: 2))])
             }
         } catch {
             requestCount += 1
@@ -146,8 +146,20 @@ public final class StorageClient {
                        [("request", request.summary), ("header", "Retry-After"), ("value", response.quotedHeader("retry-after") ?? "")])
     }
 
+    /// One path segment percent-encoded: letters, digits and `-._~!$&'()*+,=:@` stay, every other UTF-8 byte is `%XX`.
     static func escape(_ segment: String) -> String {
-        segment.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? segment
+        let kept = Set("-._~!$&'()*+,=:@".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(segment.utf8.count)
+        for b in segment.utf8 {
+            if (0x30...0x39).contains(b) || (0x41...0x5A).contains(b) || (0x61...0x7A).contains(b) || kept.contains(b) {
+                out.append(b)
+            } else {
+                let hex = Array("0123456789ABCDEF".utf8)
+                out.append(contentsOf: [0x25, hex[Int(b >> 4)], hex[Int(b & 0x0F)]])
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 
     static func escapePath(_ path: String) -> String {

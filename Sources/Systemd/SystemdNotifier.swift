@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
+import FoundationEssentials
 
 /// Talks to systemd's notify socket (`$NOTIFY_SOCKET`): READY, STATUS, WATCHDOG, RELOADING, STOPPING.
 /// Without the variable (not under systemd) every call does nothing.

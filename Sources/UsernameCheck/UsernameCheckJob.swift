@@ -1,8 +1,9 @@
 import Config
-import Foundation
+import FoundationEssentials
 import Jobs
 import Postgres
 import Usernames
+import OutputText
 
 /// Checks every username against the rules the quickstart's schema cannot express, and keeps
 /// `steward.username_findings` current. It never changes a username.
@@ -47,7 +48,7 @@ public struct UsernameCheckJob: Job {
         }
         policy.rules = try options.read("rules") { value in
             var rules: Set<UsernameRule> = []
-            for name in value.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
+            for name in value.split(separator: ",").map({ $0.trimmingWhitespace() }) {
                 guard let rule = UsernameRule(rawValue: name) else {
                     return .failure(JobOptions.Problem("unknown rule \(name) (known: \(UsernameRule.allCases.map(\.rawValue).joined(separator: ", ")))"))
                 }
@@ -146,13 +147,13 @@ public struct UsernameCheckJob: Job {
         progress.set(total: Int64(scanned))
         progress.set(done: Int64(scanned))
 
-        context.logger.info("usernames scanned", [("profiles", String(scanned)), ("seconds", String(format: "%.2f", Date().timeIntervalSince(started)))])
+        context.logger.info("usernames scanned", [("profiles", String(scanned)), ("seconds", String(fixed: Date().timeIntervalSince(started), digits: 2))])
         let rules = policy.rules.map(\.rawValue)
         let dryRun = context.dryRun
         let recordStarted = Date()
         progress.begin("finding collisions")
         let result = try await db.run { c in try Self.collideAndRecord(c, rules: rules, dryRun: dryRun, progress: progress) }
-        context.logger.info("collisions found and findings recorded", [("seconds", String(format: "%.2f", Date().timeIntervalSince(recordStarted)))])
+        context.logger.info("collisions found and findings recorded", [("seconds", String(fixed: Date().timeIntervalSince(recordStarted), digits: 2))])
         for line in result.newLines { context.logger.warning("new username finding", line) }
         if result.newCount > result.newLines.count {
             context.logger.warning("more new username findings", [("not_shown", String(result.newCount - Int64(result.newLines.count)))])

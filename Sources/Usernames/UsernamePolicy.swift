@@ -7,9 +7,11 @@ public struct UsernamePolicy: Sendable {
     /// Also refused: a leading or trailing `.`, and `..`.
     public var forbidDotEdges = true
     /// Reserved names, stored in NFKC case-folded form.
-    public private(set) var reserved: [String: String] = [:]
+    public var reserved: [String: String] { reservedIndex.keys.folded }
     /// Skeletons of the reserved names, to catch look-alikes.
-    public private(set) var reservedSkeletons: [String: String] = [:]
+    public var reservedSkeletons: [String: String] { reservedIndex.keys.skeletons }
+    /// The reserved names' keys, made on first use: folding needs ICU, which is loaded only when names are checked.
+    private var reservedIndex = ReservedNameIndex(names: [])
     /// The worst mix of scripts allowed.
     public var maxRestrictionLevel = UnicodeChecks.RestrictionLevel.highlyRestrictive
     /// Rules switched on.
@@ -19,12 +21,7 @@ public struct UsernamePolicy: Sendable {
 
     /// Sets the reserved names (compared after NFKC case folding, and by skeleton).
     public mutating func setReserved(_ names: [String]) {
-        reserved = [:]
-        reservedSkeletons = [:]
-        for name in names where !name.isEmpty {
-            reserved[UnicodeChecks.nfkcCasefold(name)] = name
-            reservedSkeletons[UnicodeChecks.skeleton(UnicodeChecks.nfkcCasefold(name))] = name
-        }
+        reservedIndex = ReservedNameIndex(names: names)
     }
 
     /// Reads a reserved-names file: one name a line, `#` comments and blank lines skipped.

@@ -7,7 +7,7 @@ import AppleSecret
 import CLI
 import Config
 import FileSystem
-import Foundation
+import FoundationEssentials
 import StewardLog
 import Migrations
 import Postgres

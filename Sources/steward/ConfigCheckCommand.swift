@@ -1,5 +1,5 @@
 import CLI
-import Foundation
+import FoundationEssentials
 import StewardLog
 import OutputText
 

@@ -1,7 +1,7 @@
 import CLI
 import Config
 import Control
-import Foundation
+import FoundationEssentials
 import StewardLog
 import OutputText
 
@@ -48,14 +48,14 @@ enum CtlCommand: StewardCommand {
             case .closed, .timedOut: return .temporaryFailure
             }
         }
-        let fields = (try? JSONSerialization.jsonObject(with: Data(reply.utf8))) as? [String: Any]
-        let ok = fields?["ok"] as? Bool ?? false
+        let fields = JSON.parse(Array(reply.utf8))
+        let ok = fields?["ok"]?.boolValue ?? false
         if context.json {
             Output.print(reply)
         } else if ok {
-            Output.print(fields?["text"] as? String ?? reply)
+            Output.print(fields?["text"]?.stringValue ?? reply)
         } else {
-            Output.error(fields?["error"] as? String ?? reply)
+            Output.error(fields?["error"]?.stringValue ?? reply)
         }
         return ok ? .ok : .failure
     }

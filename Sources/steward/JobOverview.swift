@@ -1,6 +1,6 @@
 import Alerts
 import Daemon
-import Foundation
+import FoundationEssentials
 import Jobs
 import StewardLog
 import Postgres

@@ -1,6 +1,7 @@
 import OutputText
 import CLI
-import Foundation
+import FoundationEssentials
+import Glibc
 import Jobs
 import StewardLog
 import Migrations
@@ -65,7 +66,7 @@ enum JobRunCommand: StewardCommand {
                 ("summary", outcome.summary?.json ?? .null), ("error", .optional(outcome.reason)),
             ]).rendered)
         } else {
-            var text = "\(name): \(outcome.status.rawValue)\(dryRun ? " (dry run)" : "") in \(String(format: "%.2f", outcome.seconds)) s"
+            var text = "\(name): \(outcome.status.rawValue)\(dryRun ? " (dry run)" : "") in \(String(fixed: outcome.seconds, digits: 2)) s"
             if let summary = outcome.summary { text += "\n  " + summary.counts.map { "\($0.0): \($0.1)" }.joined(separator: "\n  ") }
             if let reason = outcome.reason { text += "\n  \(reason)" }
             Output.print(text)

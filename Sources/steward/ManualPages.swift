@@ -1,6 +1,6 @@
 import CLI
 import Config
-import Foundation
+import FoundationEssentials
 import Jobs
 
 /// `steward(1)` and `steward.ini(5)` in roff, written from the tables `--help` and `config check` use.

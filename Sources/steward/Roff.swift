@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import OutputText
 
 /// Text made safe for man(7) roff: escapes, non-ASCII as named code points, no line starting a request.
 enum Roff {
@@ -20,7 +21,7 @@ enum Roff {
     static func paragraphs(_ text: String) -> String {
         var lines: [String] = []
         for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
-            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            let trimmed = line.trimmingWhitespace()
             if trimmed.isEmpty {
                 if lines.last != ".PP" && !lines.isEmpty { lines.append(".PP") }
                 continue

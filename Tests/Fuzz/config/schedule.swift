@@ -1,4 +1,4 @@
-// fuzz-modules: Scheduler
+// fuzz-modules: OutputText TimeZones Scheduler
 import Foundation
 import Scheduler
 
