@@ -60,7 +60,7 @@ enum MigrateCommand: BlockingStewardCommand {
         options.stewardVersion = Steward.version
         options.supabaseHistory = SupabaseHistoryMode(rawValue: context.config.supabaseHistory) ?? .auto
 
-        let source = try context.migrationSource()
+        let source = try context.migrationSource(deferParsing: true)
         let connection = try context.connect()
         let report = try Migrator(connection: connection, source: source, logger: context.logger.named("migrations"))
             .migrate(options: options)
