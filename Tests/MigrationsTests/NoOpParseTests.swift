@@ -106,6 +106,33 @@ struct NoOpParseTests {
         }
     }
 
+    @Test("steward migrate: a bad pending file is reported the same with the server up or down; a changed applied file is refused")
+    func binaryReportsFilesAsBefore() throws {
+        try withTestDatabase { db in
+            let folder = try MigrationFolder.withProjectFiles()
+            defer { folder.delete() }
+            let down = "postgresql://postgres:pw@127.0.0.1:1/postgres?connect_timeout=2"
+            #expect(try StewardProcess.run(["migrate", "--database-url", db.url, "--migrations", folder.path]).exitCode == 0)
+            let noop = try StewardProcess.run(["migrate", "--database-url", db.url, "--migrations", folder.path])
+            #expect(noop.exitCode == 0 && noop.stdout.contains("up to date: 5 migration(s) applied"))
+            #expect(try StewardProcess.run(["migrate", "--database-url", down, "--migrations", folder.path]).exitCode == 69)
+
+            try folder.write("0006_bad.sql", "create table public.never (id int);\ncommit;\n")
+            let up = try StewardProcess.run(["migrate", "--database-url", db.url, "--migrations", folder.path])
+            let unreachable = try StewardProcess.run(["migrate", "--database-url", down, "--migrations", folder.path])
+            #expect(up.exitCode != 0 && up.exitCode != 69)
+            #expect(up.stderr.contains("0006_bad.sql:2: \"commit\" controls the transaction"))
+            #expect(unreachable.exitCode == up.exitCode && unreachable.stderr == up.stderr)
+            try folder.remove("0006_bad.sql")
+
+            try folder.write("0001_profiles_table.sql", try folder.read("0001_profiles_table.sql") + "\ncreate table public.later (id int);\n")
+            let changed = try StewardProcess.run(["migrate", "--database-url", db.url, "--migrations", folder.path])
+            #expect(changed.exitCode != 0)
+            #expect(changed.stderr.contains("0001_profiles_table.sql was changed after it was applied"))
+            #expect(try db.connect().query("select to_regclass('public.later') is null").scalar(Bool.self))
+        }
+    }
+
     /// Edits an applied file could get, each one a different road through parsing and checksums.
     private static let edits: [(String, @Sendable (String) -> String)] = [
         ("unchanged", { $0 }),
