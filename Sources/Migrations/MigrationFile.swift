@@ -13,19 +13,28 @@ public struct MigrationFile: Sendable {
     /// SHA-256 of the exact bytes.
     public let checksum: String
     /// SHA-256 of the statements' tokens, as the server's lexer reads them, without whitespace and comments.
-    public let normalizedChecksum: String
+    public private(set) var normalizedChecksum = ""
     /// False when the file declares `-- steward:no-transaction`.
-    public let transactional: Bool
+    public private(set) var transactional = true
     /// The statements, in order.
-    let statements: [SQLStatement]
+    private(set) var statements: [SQLStatement] = []
     /// Scalar offsets of line starts, so a location costs a binary search, not a pass over the text.
-    let lineStarts: [Int]
+    private(set) var lineStarts: [Int] = []
+    /// False for a file read by `init(unparsedFileName:bytes:)` and not parsed since: only its name, text and
+    /// checksum are known, the fields above are empty.
+    public private(set) var isParsed = false
 
     /// The directive that makes a file run outside a transaction, statement by statement.
     public static let noTransactionDirective = "steward:no-transaction"
 
     /// Parses a file; throws `MigrationError.invalidFile` naming `file:line:column` for anything wrong.
     public init(fileName: String, bytes: [UInt8]) throws(MigrationError) {
+        self = try MigrationFile(unparsedFileName: fileName, bytes: bytes).parsed()
+    }
+
+    /// Reads a file without parsing it: checks the name and the UTF-8 and takes the checksum, nothing more;
+    /// `parsed()` does the rest and throws what `init(fileName:bytes:)` would.
+    public init(unparsedFileName fileName: String, bytes: [UInt8]) throws(MigrationError) {
         guard fileName.hasSuffix(".sql"), let underscore = fileName.firstIndex(of: "_"),
               !fileName[..<underscore].isEmpty, fileName[..<underscore].allSatisfy(\.isASCII),
               fileName[..<underscore].allSatisfy(\.isNumber) else {
@@ -41,7 +50,18 @@ public struct MigrationFile: Sendable {
         self.name = String(fileName[fileName.index(after: underscore)...].dropLast(4))
         self.text = text
         self.checksum = LibCrypto.SHA256.hex(text)
+    }
 
+    /// This file with its directives read and its statements split and checked; throws
+    /// `MigrationError.invalidFile` naming `file:line:column` for anything wrong. A parsed file is returned as it is.
+    public func parsed() throws(MigrationError) -> MigrationFile {
+        guard !isParsed else { return self }
+        var file = self
+        try file.parse()
+        return file
+    }
+
+    private mutating func parse() throws(MigrationError) {
         var transactional = true
         // Lines split at each LF scalar (a CRLF is one Character, so splitting Characters would miss it).
         for (index, scalars) in text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
@@ -75,6 +95,7 @@ public struct MigrationFile: Sendable {
         self.lineStarts = script.lineStarts
         self.normalizedChecksum = LibCrypto.SHA256.hex(script.normalizedText)
         try checkStatementRules()
+        self.isParsed = true
     }
 
     /// The text with pg_dump's psql-only guard lines (`\restrict KEY`, `\unrestrict KEY`, written by pg_dump 15.14

@@ -7,13 +7,14 @@ public struct MigrationSource: Sendable {
     /// The folder they came from.
     public let directory: String
     /// The files, ordered by numeric version.
-    public let files: [MigrationFile]
+    public private(set) var files: [MigrationFile]
     /// True when the main folder is a Supabase CLI project's (`supabase/migrations` beside `supabase/config.toml`).
     public internal(set) var cliLayout = false
 
     /// Reads every `*.sql` file of `directory` and of each `include` folder (opt-in migrations), as one ordered set;
-    /// throws on an unreadable folder, a bad file or a repeated version.
-    public init(directory: String, include: [String] = []) throws(MigrationError) {
+    /// throws on an unreadable folder, a bad file (the first in version order) or a repeated version. With `deferParsing` a file is only named,
+    /// decoded and checksummed here; `parsed(skippingApplied:)` parses the files a run needs.
+    public init(directory: String, include: [String] = [], deferParsing: Bool = false) throws(MigrationError) {
         var files: [MigrationFile] = []
         for folder in [directory] + include {
             guard let dir = opendir(folder) else {
@@ -28,11 +29,14 @@ public struct MigrationSource: Sendable {
             }
             closedir(dir)
             for name in names {
-                files.append(try MigrationFile(fileName: name, bytes: try Self.read(folder + "/" + name, name: name)))
+                let bytes = try Self.read(folder + "/" + name, name: name)
+                files.append(try MigrationFile(unparsedFileName: name, bytes: bytes))
             }
         }
         try self.init(directory: ([directory] + include).joined(separator: " + "), files: files)
         cliLayout = SupabaseHistoryMode.isCLILayout(directory)
+        // Parsed in version order, so the error a run reports does not depend on the order the folder lists files in.
+        if !deferParsing { self = try parsed() }
     }
 
     /// Files given directly (embedded or generated); same ordering and duplicate checks.
@@ -43,6 +47,20 @@ public struct MigrationSource: Sendable {
         }
         self.directory = directory
         self.files = sorted
+    }
+
+    /// How many files are not parsed yet.
+    public var unparsedCount: Int { files.count(where: { !$0.isParsed }) }
+
+    /// These files with every one parsed except those `applied` records with the same version and checksum (the
+    /// same bytes were parsed when they were applied); throws the first file's parse error, in version order.
+    public func parsed(skippingApplied applied: [HistoryStore.Entry] = []) throws(MigrationError) -> MigrationSource {
+        var copy = self
+        for (index, file) in files.enumerated() where !file.isParsed {
+            if applied.contains(where: { Self.sameVersion($0.version, file.version) && $0.checksum == file.checksum }) { continue }
+            copy.files[index] = try file.parsed()
+        }
+        return copy
     }
 
     /// True when version `a` sorts before `b` (numerically, so 10 comes after 9).

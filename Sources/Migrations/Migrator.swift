@@ -36,6 +36,8 @@ public struct Migrator {
         /// For dry runs: the files that would be applied.
         public var plan: [MigrationFile] = []
         public var dryRun = false
+        /// How many files this run parsed (a source read with `deferParsing`; an up-to-date run parses none).
+        public var filesParsed = 0
     }
 
     let connection: Connection
@@ -51,7 +53,7 @@ public struct Migrator {
     /// The current status, read-only (creates nothing, takes no lock).
     public func status(options: Options = Options()) throws -> MigrationStatus {
         let cli = try keepsCLIHistory(options) ? try SupabaseCLIHistory(connection: connection).rows() : nil
-        return MigrationStatus(source: source, history: try HistoryStore(connection: connection).entries(),
+        return MigrationStatus(source: try source.parsed(), history: try HistoryStore(connection: connection).entries(),
                                allowOutOfOrder: options.allowOutOfOrder, allowMissing: options.allowMissing, cli: cli)
     }
 
@@ -66,8 +68,8 @@ public struct Migrator {
         }
     }
 
-    /// The status `state` shows for this run's files.
-    private func status(_ state: MigrationState, options: Options) -> MigrationStatus {
+    /// The status `state` shows for `source`'s files.
+    private static func status(_ state: MigrationState, source: MigrationSource, options: Options) -> MigrationStatus {
         MigrationStatus(source: source, history: state.entries, allowOutOfOrder: options.allowOutOfOrder,
                         allowMissing: options.allowMissing, cli: state.cliRows)
     }
@@ -84,8 +86,33 @@ public struct Migrator {
         }
         var report = Report()
         report.dryRun = options.dryRun
+
+        // Nothing pending, nothing changed: answer from the reads above without taking the lock (what a deploy pays
+        // on every run), and without parsing the applied files whose bytes match their history rows. Anything else
+        // parses every file and is decided again from a fresh read under the lock.
+        let unparsed = source.unparsedCount
+        let mayBeCurrent = !options.dryRun && !options.adopt && state.isCurrent
+        let partly = try source.parsed(skippingApplied: mayBeCurrent ? state.entries : [])
+        if mayBeCurrent {
+            let status = Self.status(state, source: partly, options: options)
+            if status.pending.isEmpty && status.problems.isEmpty && status.takeover.isEmpty && status.cliBackfill.isEmpty {
+                for warning in status.warnings { logger.warning(warning) }
+                report.warnings = status.warnings
+                report.alreadyApplied = status.items.filter { $0.state == .applied }.count
+                report.filesParsed = unparsed - partly.unparsedCount
+                return report
+            }
+        }
+        let full = try partly.parsed()
+        report.filesParsed = unparsed - full.unparsedCount
+        return try Migrator(connection: connection, source: full, logger: logger).decide(state, options: options, report: report)
+    }
+
+    /// The rest of `migrate` once every file is parsed: the dry run's plan, or the run under the lock.
+    private func decide(_ state: MigrationState, options: Options, report: Report) throws -> Report {
+        var report = report
         if options.dryRun {
-            let status = status(state, options: options)
+            let status = Self.status(state, source: source, options: options)
             guard status.problems.isEmpty else { throw MigrationError.drift(status.problems) }
             report.warnings = status.warnings
             report.alreadyApplied = status.items.filter { $0.state == .applied }.count
@@ -95,18 +122,6 @@ public struct Migrator {
             if options.adopt { report.plan = [] ; report.adopted = try adoptionPlan(status).map(\.fileName) }
             try requirePrivileges(status.pending.filter { !report.adopted.contains($0.fileName) })
             return report
-        }
-
-        // Nothing pending, nothing changed: answer from the reads above without taking the lock (what a deploy pays
-        // on every run). Anything else is decided again from a fresh read under the lock.
-        if !options.adopt, state.isCurrent {
-            let status = status(state, options: options)
-            if status.pending.isEmpty && status.problems.isEmpty && status.takeover.isEmpty && status.cliBackfill.isEmpty {
-                for warning in status.warnings { logger.warning(warning) }
-                report.warnings = status.warnings
-                report.alreadyApplied = status.items.filter { $0.state == .applied }.count
-                return report
-            }
         }
 
         let lock = MigrationLock(connection: connection, logger: logger)

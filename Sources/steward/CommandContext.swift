@@ -96,11 +96,12 @@ struct CommandContext {
         try DaemonSettings.load(path: arguments.value("config"), environment: environment, catalog: .steward, overrides: overrides)
     }
 
-    /// The migration files from the configured folder (`supabase/migrations` by default in a Supabase CLI project).
-    func migrationSource() throws -> MigrationSource {
+    /// The migration files from the configured folder (`supabase/migrations` by default in a Supabase CLI project);
+    /// with `deferParsing` only read and checksummed, for a run that parses what it needs.
+    func migrationSource(deferParsing: Bool = false) throws -> MigrationSource {
         let directory = !config.migrationsDirectoryIsSet && SupabaseHistoryMode.workingFolderIsCLIProject()
             ? SupabaseHistoryMode.cliDirectory : config.migrationsDirectory
-        return try MigrationSource(directory: directory, include: config.migrationsInclude)
+        return try MigrationSource(directory: directory, include: config.migrationsInclude, deferParsing: deferParsing)
     }
 }
 

@@ -60,8 +60,8 @@ enum MigrateCommand: BlockingStewardCommand {
         options.stewardVersion = Steward.version
         options.supabaseHistory = SupabaseHistoryMode(rawValue: context.config.supabaseHistory) ?? .auto
 
-        let source = try context.migrationSource()
-        let connection = try context.connect()
+        let source = try context.migrationSource(deferParsing: true)
+        let connection = try Self.connecting(source) { try context.connect() }
         let report = try Migrator(connection: connection, source: source, logger: context.logger.named("migrations"))
             .migrate(options: options)
 
@@ -117,6 +117,16 @@ enum MigrateCommand: BlockingStewardCommand {
         }
         Output.print(text)
         return .ok
+    }
+
+    /// Runs `connect`; when it fails, a bad file is reported in its place, as when every file was parsed up front.
+    private static func connecting<T>(_ source: MigrationSource, _ connect: () throws -> T) throws -> T {
+        do {
+            return try connect()
+        } catch {
+            _ = try source.parsed()
+            throw error
+        }
     }
 }
 
