@@ -14,6 +14,12 @@ public enum ObjectReference {
     /// A value that is a plain name and nothing else (the seed's `<uuid>.jpeg`): it names itself, exactly.
     public static let plainName = "^[A-Za-z0-9_-][A-Za-z0-9_.-]*$"
 
+    /// The common URL (getPublicUrl, a signed URL, a transform, a cache-buster) with a plain bucket and name, in two
+    /// halves (the function's text continues the literal on a second line): captures the route's access, the first
+    /// segment, the second and the query.
+    public static let commonURLHead = #"^[A-Za-z][A-Za-z0-9+.-]*://[^/?#[:space:]]*/storage/v1/(?:object|render/image)/(public|authenticated|sign)/"#
+    public static let commonURLTail = #"([A-Za-z0-9_-][A-Za-z0-9_.-]*)/([A-Za-z0-9_-][A-Za-z0-9_.-]*)(\?[A-Za-z0-9=&_.-]+)?$"#
+
     /// The body (between `$body$` markers) of the function `names(value text, bucket text)
     /// returns table (name text, loose boolean)`, in PL/pgSQL; it reads no table and calls only `pg_catalog`.
     public static let namesFunctionBody = #"""
@@ -53,8 +59,8 @@ begin
   end if;
   -- The common URL (getPublicUrl, a signed URL, a transform, a cache-buster) with a plain name: the same names the
   -- full reading below gives (with and without its query), without it.
-  m := regexp_match(value, '^[A-Za-z][A-Za-z0-9+.-]*://[^/?#[:space:]]*/storage/v1/(?:object|render/image)/(public|authenticated|sign)/'
-                           '([A-Za-z0-9_-][A-Za-z0-9_.-]*)/([A-Za-z0-9_-][A-Za-z0-9_.-]*)(\?[A-Za-z0-9=&_.-]+)?$');
+  m := regexp_match(value, '\#(commonURLHead)'
+                           '\#(commonURLTail)');
   if m is not null then
     loose := false;
     if m[2] = bucket then
@@ -287,6 +293,53 @@ end;
               else right(name, length(object_name)) = object_name
                 or right(name, length(split_part(object_name, '/', -1))) = split_part(object_name, '/', -1) end
 """#
+
+    /// A lateral subquery over `k` (`commonNamesSQL`) giving the rows `names(k.v, k.bucket)` gives: the names `k`
+    /// read, or, for a value it did not read, the rows of `function` (`pg_temp.steward_reference_names`).
+    public static func namesSQL(function: String) -> String {
+        """
+        (select n.name, false as loose from (select unnest(k.names) as name) n where k.names is not null
+         union all
+         select x.name, x.loose from \(function)(k.v, k.bucket) x where k.names is null)
+        """
+    }
+
+    /// A lateral subquery `k (v, bucket, names)` for SQL expressions `value` and `bucket`: `names` is what a plain name
+    /// or the common URL names (possibly none) exactly as the function's first two steps read them (`plainName`,
+    /// `commonURLHead` + `commonURLTail`), null for every other value. It uses string functions and anchored
+    /// character-class tests, which cost a fraction of that pattern's captures.
+    public static func commonNamesSQL(value: String, bucket: String) -> String {
+        // The URL taken apart where the pattern would: the scheme ends at the first `:` (a scheme holds none), the
+        // host at the first `/` after `://` (a host holds none), then the route, the access, two plain segments and
+        // an optional query (neither segment holds `/` or `?`, a query holds no `/`).
+        """
+        (select u.v, u.bucket,
+                case when u.v ~ '\(plainName)' then array[u.v]
+                     when u.i > 1 and left(u.v, u.i - 1) ~ '\(schemeName)' and u.j > 0 and left(u.rest, u.j - 1) ~ '\(hostName)'
+                          and w.access in ('public', 'authenticated', 'sign') and w.s1 ~ '\(plainName)' and w.s2 ~ '\(plainName)'
+                          and (w.q = '' or w.q ~ '\(plainQuery)')
+                     then case when w.s1 = u.bucket then array_remove(array[w.s2 || nullif(w.q, ''), w.s2], null)
+                               when w.access = u.bucket then array_remove(array[w.s1 || '/' || w.s2 || nullif(w.q, ''), w.s1 || '/' || w.s2], null)
+                               else '{}' end
+                end as names
+         from (select t.v, t.bucket, strpos(t.v, '://') as i, substr(t.v, strpos(t.v, '://') + 3) as rest,
+                      strpos(substr(t.v, strpos(t.v, '://') + 3), '/') as j
+               from (select (\(value))::text as v, (\(bucket))::text as bucket) t offset 0) u
+         cross join lateral (select case when left(p.path, 19) = '/storage/v1/object/' then substr(p.path, 20)
+                                         when left(p.path, 25) = '/storage/v1/render/image/' then substr(p.path, 26) end as after
+                             from (select substr(u.rest, u.j) as path) p offset 0) a
+         cross join lateral (select split_part(a.after, '/', 1) as access, split_part(a.after, '/', 2) as s1,
+                                    split_part(x.r2, '?', 1) as s2, substr(x.r2, length(split_part(x.r2, '?', 1)) + 1) as q
+                             from (select substr(a.after, length(split_part(a.after, '/', 1)) + length(split_part(a.after, '/', 2)) + 3) as r2) x
+                             offset 0) w
+         offset 0)
+        """
+    }
+
+    /// The pieces of `commonURLHead` + `commonURLTail` as `commonNamesSQL` tests them one by one.
+    static let schemeName = "^[A-Za-z][A-Za-z0-9+.-]*$"
+    static let hostName = "^[^/?#[:space:]]*$"
+    static let plainQuery = #"^\?[A-Za-z0-9=&_.-]+$"#
 
     /// `create function` statements for both functions under `schema` (`pg_temp` for a run's own copy).
     public static func functionsSQL(schema: String) -> String {
