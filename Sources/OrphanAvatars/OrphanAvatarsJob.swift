@@ -339,10 +339,10 @@ public struct OrphanAvatarsJob: Job {
                 var first: Int64 = 0
                 for select in selects {
                     let row = try c.query("""
-                        with v as materialized (select $2::int8 + row_number() over () as ref, s.v from (\(select)) s),
-                        f as materialized (select v.ref, b.bucket, v.v, r.name, r.loose from v cross join unnest($1::text[]) as b(bucket)
-                                           cross join lateral \(unescaped: Self.commonNames) k
-                                           cross join lateral \(unescaped: Self.referenceNames) r),
+                        with v as materialized (select $2::int8 + row_number() over () as ref, s.v, string_to_array(s.v, '/') as a from (\(select)) s),
+                        k as materialized (select v.ref, b.bucket, v.v, \(unescaped: Self.commonNames) as names
+                                           from v cross join unnest($1::text[]) as b(bucket)),
+                        f as materialized (\(unescaped: Self.referenceNames)),
                         exact as (insert into steward_orphan_refs select ref, bucket, name from f where not loose and length(name) <= $3),
                         loose as (insert into steward_orphan_loose select ref, bucket, left(reverse(name), $3) from f where loose)
                         select (select count(*) from v),
@@ -369,8 +369,8 @@ public struct OrphanAvatarsJob: Job {
 
     /// The names a value `v.v` may name in bucket `b.bucket`, by the one definition (`ObjectReference`): plain names
     /// and the common URL read in SQL, the rest by the run's copy of the function.
-    static let commonNames = ObjectReference.commonNamesSQL(value: "v.v", bucket: "b.bucket")
-    static let referenceNames = ObjectReference.namesSQL(function: "pg_temp.steward_reference_names")
+    static let commonNames = ObjectReference.commonNamesSQL(value: "v.v", parts: "v.a", bucket: "b.bucket")
+    static let referenceNames = ObjectReference.namesSQL(from: "k", function: "pg_temp.steward_reference_names")
 
     // MARK: - Candidates
 

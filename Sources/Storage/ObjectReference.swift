@@ -294,50 +294,44 @@ end;
                 or right(name, length(split_part(object_name, '/', -1))) = split_part(object_name, '/', -1) end
 """#
 
-    /// A lateral subquery over `k` (`commonNamesSQL`) giving the rows `names(k.v, k.bucket)` gives: the names `k`
-    /// read, or, for a value it did not read, the rows of `function` (`pg_temp.steward_reference_names`).
-    public static func namesSQL(function: String) -> String {
+    /// A query over the relation `k` (columns `ref`, `v`, `bucket` and `names`, the value of `commonNamesSQL`)
+    /// giving rows `(ref, bucket, v, name, loose)`: for each row of `k`, what `names(k.v, k.bucket)` gives, that is the
+    /// names `k` read or, for a value it did not read, the rows of `function` (`pg_temp.steward_reference_names`).
+    public static func namesSQL(from k: String, function: String) -> String {
         """
-        (select n.name, false as loose from (select unnest(k.names) as name) n where k.names is not null
-         union all
-         select x.name, x.loose from \(function)(k.v, k.bucket) x where k.names is null)
+        select k.ref, k.bucket, k.v, unnest(k.names) as name, false as loose from \(k) k where k.names is not null
+        union all
+        select k.ref, k.bucket, k.v, x.name, x.loose from \(k) k cross join lateral \(function)(k.v, k.bucket) x where k.names is null
         """
     }
 
-    /// A lateral subquery `k (v, bucket, names)` for SQL expressions `value` and `bucket`: `names` is what a plain name
-    /// or the common URL names (possibly none) exactly as the function's first two steps read them (`plainName`,
-    /// `commonURLHead` + `commonURLTail`), null for every other value. It uses string functions and anchored
-    /// character-class tests, which cost a fraction of that pattern's captures.
-    public static func commonNamesSQL(value: String, bucket: String) -> String {
-        // The URL taken apart where the pattern would: the scheme ends at the first `:` (a scheme holds none), the
-        // host at the first `/` after `://` (a host holds none), then the route, the access, two plain segments and
-        // an optional query (neither segment holds `/` or `?`, a query holds no `/`).
-        """
-        (select u.v, u.bucket,
-                case when u.v ~ '\(plainName)' then array[u.v]
-                     when u.i > 1 and left(u.v, u.i - 1) ~ '\(schemeName)' and u.j > 0 and left(u.rest, u.j - 1) ~ '\(hostName)'
-                          and w.access in ('public', 'authenticated', 'sign') and w.s1 ~ '\(plainName)' and w.s2 ~ '\(plainName)'
-                          and (w.q = '' or w.q ~ '\(plainQuery)')
-                     then case when w.s1 = u.bucket then array_remove(array[w.s2 || nullif(w.q, ''), w.s2], null)
-                               when w.access = u.bucket then array_remove(array[w.s1 || '/' || w.s2 || nullif(w.q, ''), w.s1 || '/' || w.s2], null)
-                               else '{}' end
-                end as names
-         from (select t.v, t.bucket, strpos(t.v, '://') as i, substr(t.v, strpos(t.v, '://') + 3) as rest,
-                      strpos(substr(t.v, strpos(t.v, '://') + 3), '/') as j
-               from (select (\(value))::text as v, (\(bucket))::text as bucket) t offset 0) u
-         cross join lateral (select case when left(p.path, 19) = '/storage/v1/object/' then substr(p.path, 20)
-                                         when left(p.path, 25) = '/storage/v1/render/image/' then substr(p.path, 26) end as after
-                             from (select substr(u.rest, u.j) as path) p offset 0) a
-         cross join lateral (select split_part(a.after, '/', 1) as access, split_part(a.after, '/', 2) as s1,
-                                    split_part(x.r2, '?', 1) as s2, substr(x.r2, length(split_part(x.r2, '?', 1)) + 1) as q
-                             from (select substr(a.after, length(split_part(a.after, '/', 1)) + length(split_part(a.after, '/', 2)) + 3) as r2) x
-                             offset 0) w
-         offset 0)
-        """
+    /// An expression over SQL expressions `value`, `parts` (`string_to_array(value, '/')`, computed once by the
+    /// caller) and `bucket`: what a plain name or the common URL names (possibly none), exactly as the function's
+    /// first two steps read them (`plainName`, `commonURLHead` + `commonURLTail`), and null for every other value. It
+    /// takes the URL apart at its `/` (the scheme and host hold none, nor do the two segments or the query) and tests
+    /// each piece with an anchored character class, a fraction of the cost of that pattern's captures.
+    public static func commonNamesSQL(value v: String, parts a: String, bucket b: String) -> String {
+        let last = "\(a)[cardinality(\(a))]"
+        let name = "split_part(\(last), '?', 1)"
+        let first = "\(a)[cardinality(\(a)) - 1]"
+        let access = "\(a)[cardinality(\(a)) - 2]"
+        let query = "substr(\(last), position('?' in \(last)))"
+        return """
+            case when \(v) ~ '\(plainName)' then array[\(v)]
+                 when \(a)[1] ~ '\(schemeColon)' and \(a)[2] = '' and \(a)[3] ~ '\(hostName)' and \(a)[4] = 'storage' and \(a)[5] = 'v1'
+                      and ((cardinality(\(a)) = 9 and \(a)[6] = 'object') or (cardinality(\(a)) = 10 and \(a)[6] = 'render' and \(a)[7] = 'image'))
+                      and \(access) in ('public', 'authenticated', 'sign') and \(first) ~ '\(plainName)' and \(name) ~ '\(plainName)'
+                      and (position('?' in \(last)) = 0 or \(query) ~ '\(plainQuery)')
+                 then case when \(first) = \(b) then array_remove(array[case when position('?' in \(last)) > 0 then \(last) end, \(name)], null)
+                           when \(access) = \(b) then array_remove(array[case when position('?' in \(last)) > 0 then \(first) || '/' || \(last) end,
+                                                                          \(first) || '/' || \(name)], null)
+                           else '{}' end
+            end
+            """
     }
 
     /// The pieces of `commonURLHead` + `commonURLTail` as `commonNamesSQL` tests them one by one.
-    static let schemeName = "^[A-Za-z][A-Za-z0-9+.-]*$"
+    static let schemeColon = "^[A-Za-z][A-Za-z0-9+.-]*:$"
     static let hostName = "^[^/?#[:space:]]*$"
     static let plainQuery = #"^\?[A-Za-z0-9=&_.-]+$"#
 
