@@ -141,6 +141,19 @@ public struct OrphanAvatarsJob: Job {
         let log = context.logger
         var summary = JobSummary()
 
+        // Without the fence no app write waits for a request: the API roles' timeouts do not bound it.
+        let limit = fence ? try await db.run { c in try FenceBudget.roleLimit(c) } : nil
+        let budget = FenceBudget(limit: limit?.seconds, limitSource: limit?.source, configuredWait: fenceWait, configuredRequestTimeout: fenceRequestTimeout)
+        for reason in budget.capped { log.warning("fence timing lowered to fit the API roles' timeouts", [("setting", reason)]) }
+
+        // A DELETE sent by a run that was killed may still land: its intent rows are settled only once such a request
+        // has run into its timeout (with a second's margin), so no deletion lands after its row was dropped.
+        let pending = try await db.run { c in try AvatarDeleter.pendingIntents(c) }
+        if pending > 0 {
+            log.notice("waiting out a request an interrupted run may still have in flight", [("names", String(pending)),
+                                                                                            ("wait_s", String(format: "%.1f", budget.requestTimeout + 1))])
+            try await Task.sleep(for: .seconds(budget.requestTimeout + 1))
+        }
         let settled = try await db.run { c in try AvatarDeleter.settleInterrupted(c) }
         if settled.confirmed + settled.dropped > 0 {
             log.warning("settled deletions left in flight by an interrupted run", [("confirmed", String(settled.confirmed)), ("not_deleted", String(settled.dropped))])
@@ -189,10 +202,6 @@ public struct OrphanAvatarsJob: Job {
         }
 
         let tables = try await db.run { [references] c in try AvatarDeleter.tables(c, among: references) }
-        // Without the fence no app write waits for a request: the API roles' timeouts do not bound it.
-        let limit = fence ? try await db.run { c in try FenceBudget.roleLimit(c) } : nil
-        let budget = FenceBudget(limit: limit?.seconds, limitSource: limit?.source, configuredWait: fenceWait, configuredRequestTimeout: fenceRequestTimeout)
-        for reason in budget.capped { log.warning("fence timing lowered to fit the API roles' timeouts", [("setting", reason)]) }
         let deleter = AvatarDeleter(references: references, fence: fence, fenceWaitMilliseconds: Int((budget.wait * 1000).rounded()),
                                     fenceRequestTimeout: budget.requestTimeout, tables: tables, scannedSince: scan.since)
         var deleted: Int64 = 0, answerLost: Int64 = 0, bytesFreed: Int64 = 0, rescued: Int64 = 0, batches: Int64 = 0, partial: Int64 = 0
