@@ -366,8 +366,8 @@ public struct OrphanAvatarsJob: Job {
                         scan.examples += try row.decode([String].self, at: 2).prefix(3 - scan.examples.count)
                     }
                 }
+                // The exact names are read whole by hash joins (the anti-join, the dangling report): no index to build.
                 _ = try c.execute("""
-                    create index steward_orphan_refs_key on steward_orphan_refs (bucket, name);
                     create index steward_orphan_loose_key on steward_orphan_loose (bucket, tail);
                     analyze steward_orphan_refs; analyze steward_orphan_loose
                     """)
