@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
-"""orphan-avatars at scale: 100,000 and 1,000,000 objects and profiles (10 % orphans).
+"""orphan-avatars at scale: 100,000, 1,000,000 and 3,000,000 objects and profiles (10 % orphans).
 
 Reports the candidate scan (`--dry-run`) against the bare anti-join SQL on the same database, peak RSS at both
 sizes, deletions per second through the Storage emulator with the number of HTTP requests, and the common
 community approach (walk the bucket with POST /object/list, 100 names a page, and look each name up) at 100,000.
+3,000,000 rather than 10,000,000: preparing 3,000,000 took about 6 minutes on the shared 2-core machine, so
+10,000,000 would take 20 minutes or more before anything is measured (BENCH_SIZES=...,10000000 runs it).
+Environment: BENCH_SIZES, BENCH_EMULATOR_PORT (default 54399), BENCH_KEEP_DB=1 (keep and reuse the databases).
 
     bench/run.sh orphans          (builds release, starts the cluster, runs this; several minutes)
 """
@@ -15,25 +18,36 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STEWARD = os.environ.get("STEWARD_BINARY", os.path.join(ROOT, ".build/release/steward"))
 PORT = os.environ.get("STEWARD_PG_PORT", "54329")
 ADMIN = f"postgresql://supabase_admin:steward-local@127.0.0.1:{PORT}"
-SIZES = [int(x) for x in os.environ.get("BENCH_SIZES", "100000,1000000").split(",")]
-EMULATOR_PORT = 54399
+SIZES = [int(x) for x in os.environ.get("BENCH_SIZES", "100000,1000000,3000000").split(",")]
+EMULATOR_PORT = int(os.environ.get("BENCH_EMULATOR_PORT", "54399"))
 SECRET = "bench-jwt-secret"
+# BENCH_KEEP_DB=1 keeps the databases after the run and reuses them next time (preparing 10,000,000 takes a while).
+KEEP = os.environ.get("BENCH_KEEP_DB") == "1"
 
+# Loaded the fast way (one generate_series insert per table, rows in index order, the secondary indexes built after
+# the load, no row rewritten afterwards): the bare anti-join and Steward read the same tables, so nothing measured
+# changes. Half the references are bare names, half full public URLs with a cache-buster; 10 %% of profiles have none,
+# so 10 %% of the objects are orphans.
 FILL = """
 alter table auth.users disable trigger on_auth_user_created;
+drop index if exists auth.users_email_partial_key;
 insert into auth.users (id, aud, role, email, created_at, updated_at)
-  select gen_random_uuid(), 'authenticated', 'authenticated', 'u' || g || '@example.com', now(), now() from generate_series(1, %(n)s) g;
-insert into public.profiles (id, avatar_url)
-  select id, case when row_number() over (order by id) %% 2 = 0 then 'img-' || md5(id::text) || '.jpeg'
-                  else 'https://x.supabase.co/storage/v1/object/public/avatars/img-' || md5(id::text) || '.jpeg?t=1' end
-  from auth.users;
+  select id, 'authenticated', 'authenticated', 'u' || g || '@example.com', now(), now()
+  from (select gen_random_uuid() as id, g from generate_series(1, %(n)s) g order by 1) u;
+create unique index users_email_partial_key on auth.users (email) where (is_sso_user = false);
 alter table auth.users enable trigger on_auth_user_created;
+insert into public.profiles (id, avatar_url)
+  select id, case when ('x' || substr(md5(id::text), 1, 8))::bit(32)::int %% 10 = 0 then null
+                  when n %% 2 = 0 then 'img-' || md5(id::text) || '.jpeg'
+                  else 'https://x.supabase.co/storage/v1/object/public/avatars/img-' || md5(id::text) || '.jpeg?t=1' end
+  from (select id, row_number() over (order by id) as n from auth.users) u order by id;
 alter table storage.objects disable trigger update_objects_updated_at;
+drop index if exists storage.name_prefix_search;
 -- One object per profile (90 %% of profiles keep theirs), plus the orphans: 10 %% of all objects.
 insert into storage.objects (bucket_id, name, metadata, created_at, updated_at)
-  select 'avatars', 'img-' || md5(id::text) || '.jpeg', jsonb_build_object('size', 20000), now() - interval '2 days', now() - interval '2 days'
-  from public.profiles;
-update public.profiles set avatar_url = null where ('x' || substr(md5(id::text), 1, 8))::bit(32)::int %% 10 = 0;
+  select 'avatars', name, jsonb_build_object('size', 20000), now() - interval '2 days', now() - interval '2 days'
+  from (select 'img-' || md5(id::text) || '.jpeg' as name from public.profiles) p order by name;
+create index name_prefix_search on storage.objects using btree (name text_pattern_ops);
 alter table storage.objects enable trigger update_objects_updated_at;
 """
 
@@ -52,18 +66,23 @@ def psql(url, sql):
 
 
 def prepare(n):
+    """The database of `n` objects and profiles, and the seconds its preparation took (0 when BENCH_KEEP_DB=1 found
+    it ready from an earlier run)."""
     db = f"bench_orphans_{n}"
+    url = f"postgresql://postgres:steward-local@127.0.0.1:{PORT}/{db}"
+    if KEEP and psql(ADMIN + "/postgres", f"select 1 from pg_database where datname = '{db}'").strip() == "1":
+        return db, url, 0.0
+    start = time.perf_counter()
     psql(ADMIN + "/postgres", f"drop database if exists {db} with (force)")
     psql(ADMIN + "/postgres", f"create database {db} template steward_template_2026 owner postgres")
     # The platform lets postgres manage storage policies (supautils); the shim's stand-in reads this per-database setting.
     psql(ADMIN + "/postgres", f"alter database {db} set supautils_stand_in.policy_grants = 'postgres:storage.objects'")
-    url = f"postgresql://postgres:steward-local@127.0.0.1:{PORT}/{db}"
     subprocess.run([STEWARD, "migrate", "--database-url", url, "--log-level", "warning"], check=True, stdout=subprocess.DEVNULL, cwd=ROOT)
     for statement in FILL.split(";\n"):
         if statement.strip():
             psql(f"{ADMIN}/{db}", statement % {"n": n})
     psql(f"{ADMIN}/{db}", "vacuum analyze")
-    return db, url
+    return db, url, time.perf_counter() - start
 
 
 def steward(url, folder, key_file, extra):
@@ -117,7 +136,7 @@ def main():
     keys = json.loads(subprocess.run([sys.executable, os.path.join(ROOT, "scripts/storage-emulator.py"), "--jwt-secret", SECRET, "--print-keys"],
                                      check=True, capture_output=True, text=True).stdout)
     for n in SIZES:
-        db, url = prepare(n)
+        db, url, prepared = prepare(n)
         with tempfile.TemporaryDirectory() as folder:
             key_file = os.path.join(folder, "key")
             with open(key_file, "w") as f:
@@ -132,7 +151,8 @@ def main():
                     seconds, summary, peak = steward(url, folder, key_file, ["--dry-run"])
                     scans.append(seconds)
                     peaks.append(peak)
-                row = {"n": n, "scan": sorted(scans)[1], "floor": sorted(floors)[1], "peak": max(peaks), "candidates": summary["candidates"]}
+                row = {"n": n, "scan": sorted(scans)[1], "floor": sorted(floors)[1], "peak": max(peaks), "candidates": summary["candidates"],
+                       "prepared": prepared, "load": open("/proc/loadavg").read().split()[0]}
                 if n == min(SIZES):
                     c_seconds, c_orphans, c_requests = community(f"http://127.0.0.1:{EMULATOR_PORT}", keys["service_role"], url)
                     row.update(community=c_seconds, community_requests=c_requests, community_orphans=c_orphans)
@@ -142,13 +162,16 @@ def main():
                 rows.append(row)
             finally:
                 emu.kill()
-        psql(ADMIN + "/postgres", f"drop database if exists {db} with (force)")
+        if not KEEP:
+            psql(ADMIN + "/postgres", f"drop database if exists {db} with (force)")
 
     print(f"## orphan-avatars — {datetime.date.today()} — {platform.node()} ({os.cpu_count()} cores, {platform.machine()}), medians of 3\n")
-    print("| objects | candidates | steward scan (--dry-run) | bare anti-join SQL | ratio | peak RSS |")
-    print("|---|---|---|---|---|---|")
+    print("| objects | candidates | steward scan (--dry-run) | bare anti-join SQL | ratio | peak RSS | preparation | load (1 min) |")
+    print("|---|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['n']:,} | {r['candidates']:,} | {r['scan']:.2f} s | {r['floor']:.2f} s | {r['scan'] / r['floor']:.1f} | {r['peak'] / 1024:.0f} MiB |")
+        prepared = f"{r['prepared']:.0f} s" if r["prepared"] else "reused"
+        print(f"| {r['n']:,} | {r['candidates']:,} | {r['scan']:.2f} s | {r['floor']:.2f} s | {r['scan'] / r['floor']:.1f} | "
+              f"{r['peak'] / 1024:.0f} MiB | {prepared} | {r['load']} |")
     small = rows[0]
     print(f"\nDeleting {small['deleted']:,} orphans of {small['n']:,} through the emulator: {small['delete_seconds']:.1f} s "
           f"({small['deleted'] / small['delete_seconds']:.0f} deletions/s) in {small['requests']} HTTP requests; the fence held profile "

@@ -252,7 +252,13 @@ struct AvatarDeleter: Sendable {
         return found
     }
 
+    /// How many intent rows runs that died mid-batch left unsettled.
+    static func pendingIntents(_ c: Connection) throws -> Int64 {
+        try c.query("select count(*) from steward.deleted_objects where deleted_at is null").scalar(Int64.self)
+    }
+
     /// Intent rows left by a run that died mid-batch: gone from storage.objects means deleted; still there means not.
+    /// Called once any request that run may have had in flight has run into its timeout.
     static func settleInterrupted(_ c: Connection) throws -> (confirmed: Int, dropped: Int) {
         try c.transaction { c in
             let confirmed = try c.query("""

@@ -141,6 +141,19 @@ public struct OrphanAvatarsJob: Job {
         let log = context.logger
         var summary = JobSummary()
 
+        // Without the fence no app write waits for a request: the API roles' timeouts do not bound it.
+        let limit = fence ? try await db.run { c in try FenceBudget.roleLimit(c) } : nil
+        let budget = FenceBudget(limit: limit?.seconds, limitSource: limit?.source, configuredWait: fenceWait, configuredRequestTimeout: fenceRequestTimeout)
+        for reason in budget.capped { log.warning("fence timing lowered to fit the API roles' timeouts", [("setting", reason)]) }
+
+        // A DELETE sent by a run that was killed may still land: its intent rows are settled only once such a request
+        // has run into its timeout (with a second's margin), so no deletion lands after its row was dropped.
+        let pending = try await db.run { c in try AvatarDeleter.pendingIntents(c) }
+        if pending > 0 {
+            log.notice("waiting out a request an interrupted run may still have in flight", [("names", String(pending)),
+                                                                                            ("wait_s", String(format: "%.1f", budget.requestTimeout + 1))])
+            try await Task.sleep(for: .seconds(budget.requestTimeout + 1))
+        }
         let settled = try await db.run { c in try AvatarDeleter.settleInterrupted(c) }
         if settled.confirmed + settled.dropped > 0 {
             log.warning("settled deletions left in flight by an interrupted run", [("confirmed", String(settled.confirmed)), ("not_deleted", String(settled.dropped))])
@@ -156,13 +169,21 @@ public struct OrphanAvatarsJob: Job {
             summary.note("unrecognised references (kept what they may name): " + scan.examples.joined(separator: " | "))
         }
 
+        // One anti-join a bucket finds every candidate, kept in a temporary table; the brake counts them there and
+        // the deletion pages through them: each object and each reference is looked at once, whatever the size.
         var totals = (objects: Int64(0), candidates: Int64(0), bytes: Int64(0))
         var perBucket: [(String, Int64, Int64)] = []
+        try await db.run { c in try Self.clearCandidates(c) }
+        context.progress.begin("scanning", total: Int64(buckets.count))
         for bucket in buckets {
-            let (objects, candidates, bytes) = try await db.run { [self, loose = scan.unrecognised > 0] c in try count(c, bucket: bucket, loose: loose) }
+            let (objects, candidates, bytes) = try await db.run { [self, loose = scan.unrecognised > 0] c in
+                try findCandidates(c, bucket: bucket, loose: loose)
+            }
             perBucket.append((bucket, objects, candidates))
             totals.objects += objects; totals.candidates += candidates; totals.bytes += bytes
+            context.progress.advance()
         }
+        try await db.run { c in try Self.indexCandidates(c) }
         summary.set("objects", totals.objects)
         summary.set("candidates", totals.candidates)
         summary.set(context.dryRun ? "bytes_would_free" : "candidate_bytes", totals.bytes)
@@ -181,10 +202,6 @@ public struct OrphanAvatarsJob: Job {
         }
 
         let tables = try await db.run { [references] c in try AvatarDeleter.tables(c, among: references) }
-        // Without the fence no app write waits for a request: the API roles' timeouts do not bound it.
-        let limit = fence ? try await db.run { c in try FenceBudget.roleLimit(c) } : nil
-        let budget = FenceBudget(limit: limit?.seconds, limitSource: limit?.source, configuredWait: fenceWait, configuredRequestTimeout: fenceRequestTimeout)
-        for reason in budget.capped { log.warning("fence timing lowered to fit the API roles' timeouts", [("setting", reason)]) }
         let deleter = AvatarDeleter(references: references, fence: fence, fenceWaitMilliseconds: Int((budget.wait * 1000).rounded()),
                                     fenceRequestTimeout: budget.requestTimeout, tables: tables, scannedSince: scan.since)
         var deleted: Int64 = 0, answerLost: Int64 = 0, bytesFreed: Int64 = 0, rescued: Int64 = 0, batches: Int64 = 0, partial: Int64 = 0
@@ -192,40 +209,42 @@ public struct OrphanAvatarsJob: Job {
         var failures: [String] = []
         var listed = 0
         var stopped: String?
+        context.progress.begin(context.dryRun ? "listing" : "deleting", total: totals.candidates)
         buckets: for bucket in buckets {
-            // Walk the bucket in windows of names straight off the (bucket_id, name) index, and find the candidates
-            // inside each window: every object is looked at once, whatever the share of orphans.
+            // Pages of candidates in name order; each page is checked against storage.objects again (gone or
+            // rewritten within the grace since the scan: left out).
             var after = ""
             while true {
-                let window = try await db.run { [after] c in try Self.window(c, bucket: bucket, after: after, size: Self.windowSize) }
-                guard let upTo = window else { break }
-                let found = try await db.run { [self, after, loose = scan.unrecognised > 0] c in try candidates(c, bucket: bucket, after: after, upTo: upTo, loose: loose) }
-                after = upTo
-                for start in stride(from: 0, to: found.count, by: batchSize) {
-                    let page = Array(found[start..<min(start + batchSize, found.count)])
-                    if context.dryRun {
-                        for object in page where listed < 200 {
-                            log.info("would delete", [("bucket", bucket), ("name", object.name), ("size", String(object.size))])
-                            listed += 1
-                        }
-                        continue
+                let page = try await db.run { [self, after] c in try candidatePage(c, bucket: bucket, after: after, size: batchSize) }
+                guard let last = page.last else { break }
+                after = last.name
+                if context.dryRun {
+                    for object in page where listed < 200 {
+                        log.info("would delete", [("bucket", bucket), ("name", object.name), ("size", String(object.size))])
+                        listed += 1
                     }
-                    batches += 1
-                    let outcome = try await deleter.deleteBatch(page, bucket: bucket, runID: context.runID, db: db, storage: storage, logger: log)
-                    deleted += outcome.deleted
-                    answerLost += outcome.answerLost
-                    bytesFreed += outcome.bytes
-                    rescued += outcome.rescued
-                    fenceHeldMax = max(fenceHeldMax, outcome.fenceHeldMilliseconds)
-                    if outcome.partial { partial += 1 }
-                    if let failure = outcome.failure { failures.append(failure) }
-                    if let stop = outcome.stopped {
-                        stopped = stop
-                        break buckets
-                    }
+                    context.progress.advance(by: Int64(page.count))
+                    if listed >= 200 { continue buckets }
+                    continue
+                }
+                batches += 1
+                let outcome = try await deleter.deleteBatch(page, bucket: bucket, runID: context.runID, db: db, storage: storage, logger: log)
+                context.progress.advance(by: Int64(page.count))
+                deleted += outcome.deleted
+                answerLost += outcome.answerLost
+                bytesFreed += outcome.bytes
+                rescued += outcome.rescued
+                fenceHeldMax = max(fenceHeldMax, outcome.fenceHeldMilliseconds)
+                if outcome.partial { partial += 1 }
+                if let failure = outcome.failure { failures.append(failure) }
+                if let stop = outcome.stopped {
+                    stopped = stop
+                    break buckets
                 }
             }
         }
+        if context.dryRun { context.progress.set(done: totals.candidates) }
+        context.progress.begin("reporting")
         if context.dryRun && totals.candidates > Int64(listed) {
             summary.note("listed the first \(listed) of \(totals.candidates) candidates")
         }
@@ -329,18 +348,16 @@ public struct OrphanAvatarsJob: Job {
                 var first: Int64 = 0
                 for select in selects {
                     let row = try c.query("""
-                        with v as materialized (select $2::int8 + row_number() over () as ref, s.v from (\(select)) s),
-                        f as materialized (select v.ref, b.bucket, v.v, r.name, r.loose from v cross join unnest($1::text[]) as b(bucket)
-                                           cross join lateral (select v.v as name, false as loose where v.v ~ $3
-                                                               union all
-                                                               select x.name, x.loose from pg_temp.steward_reference_names(v.v, b.bucket) x
-                                                               where v.v !~ $3) r),
-                        exact as (insert into steward_orphan_refs select ref, bucket, name from f where not loose and length(name) <= $4),
-                        loose as (insert into steward_orphan_loose select ref, bucket, left(reverse(name), $4) from f where loose)
+                        with v as materialized (select $2::int8 + row_number() over () as ref, s.v, string_to_array(s.v, '/') as a from (\(select)) s),
+                        k as materialized (select v.ref, b.bucket, v.v, \(unescaped: Self.commonNames) as names
+                                           from v cross join unnest($1::text[]) as b(bucket)),
+                        f as materialized (\(unescaped: Self.referenceNames)),
+                        exact as (insert into steward_orphan_refs select ref, bucket, name from f where not loose and length(name) <= $3),
+                        loose as (insert into steward_orphan_loose select ref, bucket, left(reverse(name), $3) from f where loose)
                         select (select count(*) from v),
                                (select count(distinct ref) from f where loose),
                                coalesce((select array_agg(e) from (select distinct left(v, 80) as e from f where loose order by 1 limit 3) x), '{}')
-                        """, [buckets, first, ObjectReference.plainName, ObjectReference.longestDeletableName]).firstRow()
+                        """, [buckets, first, ObjectReference.longestDeletableName]).firstRow()
                     let count = try row.decode(Int64.self, at: 0)
                     scan.references += count
                     first += count
@@ -349,8 +366,8 @@ public struct OrphanAvatarsJob: Job {
                         scan.examples += try row.decode([String].self, at: 2).prefix(3 - scan.examples.count)
                     }
                 }
+                // The exact names are read whole by hash joins (the anti-join, the dangling report): no index to build.
                 _ = try c.execute("""
-                    create index steward_orphan_refs_key on steward_orphan_refs (bucket, name);
                     create index steward_orphan_loose_key on steward_orphan_loose (bucket, tail);
                     analyze steward_orphan_refs; analyze steward_orphan_loose
                     """)
@@ -358,6 +375,11 @@ public struct OrphanAvatarsJob: Job {
             }
         }
     }
+
+    /// The names a value `v.v` may name in bucket `b.bucket`, by the one definition (`ObjectReference`): plain names
+    /// and the common URL read in SQL, the rest by the run's copy of the function.
+    static let commonNames = ObjectReference.commonNamesSQL(value: "v.v", parts: "v.a", bucket: "b.bucket")
+    static let referenceNames = ObjectReference.namesSQL(from: "k", function: "pg_temp.steward_reference_names")
 
     // MARK: - Candidates
 
@@ -398,30 +420,54 @@ public struct OrphanAvatarsJob: Job {
         keepPrefixes.map { $0.replacing("\\", with: "\\\\").replacing("%", with: "\\%").replacing("_", with: "\\_") + "%" }
     }
 
-    private func count(_ c: Connection, bucket: String, loose: Bool) throws -> (Int64, Int64, Int64) {
-        let objects = try c.query("select count(*) from storage.objects where bucket_id = $1", [bucket]).scalar(Int64.self)
-        let row = try c.query("select count(*), coalesce(sum((o.metadata ->> 'size')::bigint), 0) from storage.objects o where \(candidatePredicate(loose: loose))",
-                              [bucket, graceSeconds, keepPatterns]).firstRow()
-        return (objects, try row.decode(Int64.self, at: 0), try row.decode(Int64.self, at: 1))
+    /// Empties this session's candidate table (created on first use; temporary, so gone with the session).
+    static func clearCandidates(_ c: Connection) throws {
+        _ = try c.execute("""
+            set client_min_messages = warning;
+            create temporary table if not exists steward_orphan_candidates (
+              bucket text not null, name text collate "C" not null, size bigint not null, owner text, created_at float8);
+            drop index if exists steward_orphan_candidates_key;
+            truncate steward_orphan_candidates;
+            reset client_min_messages
+            """)
     }
 
-    /// Names scanned per window: bounds both memory and each query.
-    static let windowSize = 10_000
-
-    /// The last name of the next window of `size` objects after `after`, nil at the end of the bucket.
-    static func window(_ c: Connection, bucket: String, after: String, size: Int) throws -> String? {
-        try c.query("""
-            select max(name) from (select o.name from storage.objects o where o.bucket_id = $1 and o.name > $2 order by o.name limit $3) w
-            """, [bucket, after, size]).scalar(String?.self)
+    /// The objects of `bucket` and, in one anti-join against the references read by the scan, its candidates (kept
+    /// in `steward_orphan_candidates`) with their bytes.
+    private func findCandidates(_ c: Connection, bucket: String, loose: Bool) throws -> (Int64, Int64, Int64) {
+        try c.transaction { c in
+            let objects = try c.query("select count(*) from storage.objects where bucket_id = $1", [bucket]).scalar(Int64.self)
+            let row = try c.query("""
+                with found as (
+                  insert into steward_orphan_candidates
+                  select o.bucket_id, o.name, coalesce((o.metadata ->> 'size')::bigint, 0), o.owner::text, extract(epoch from o.created_at)::float8
+                  from storage.objects o where \(candidatePredicate(loose: loose))
+                  returning size)
+                select count(*), coalesce(sum(size), 0)::int8 from found
+                """, [bucket, graceSeconds, keepPatterns]).firstRow()
+            return (objects, try row.decode(Int64.self, at: 0), try row.decode(Int64.self, at: 1))
+        }
     }
 
-    /// The candidates with names in `(after, upTo]`.
-    private func candidates(_ c: Connection, bucket: String, after: String, upTo: String, loose: Bool) throws -> [Candidate] {
+    /// Indexes the candidates by name once all are found, so pages are read off the index in name order.
+    static func indexCandidates(_ c: Connection) throws {
+        _ = try c.execute("""
+            create index steward_orphan_candidates_key on steward_orphan_candidates (bucket, name);
+            analyze steward_orphan_candidates
+            """)
+    }
+
+    /// Up to `size` candidates of `bucket` after the name `after`, in name order, that storage.objects still holds
+    /// past the grace (an object deleted or overwritten since the scan is left out).
+    private func candidatePage(_ c: Connection, bucket: String, after: String, size: Int) throws -> [Candidate] {
         try c.query("""
-            select o.name, coalesce((o.metadata ->> 'size')::bigint, 0), o.owner::text, extract(epoch from o.created_at)::float8
-            from storage.objects o where \(candidatePredicate(loose: loose)) and o.name > $4 and o.name <= $5
-            order by o.name
-            """, [bucket, graceSeconds, keepPatterns, after, upTo]).rows.map { row in
+            select k.name, k.size, k.owner, k.created_at from steward_orphan_candidates k
+            where k.bucket = $1 and k.name > $2 collate "C"
+              and exists (select 1 from storage.objects o
+                          where o.bucket_id = k.bucket and o.name = k.name collate "default"
+                            and coalesce(o.updated_at, o.created_at, now()) < now() - make_interval(secs => $3::float8))
+            order by k.name limit $4
+            """, [bucket, after, graceSeconds, size]).rows.map { row in
             Candidate(name: try row.decode(String.self, at: 0), size: try row.decode(Int64.self, at: 1),
                       owner: try row.decode(String?.self, at: 2), createdAt: try row.decode(Double?.self, at: 3))
         }

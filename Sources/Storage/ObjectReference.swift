@@ -14,6 +14,12 @@ public enum ObjectReference {
     /// A value that is a plain name and nothing else (the seed's `<uuid>.jpeg`): it names itself, exactly.
     public static let plainName = "^[A-Za-z0-9_-][A-Za-z0-9_.-]*$"
 
+    /// The common URL (getPublicUrl, a signed URL, a transform, a cache-buster) with a plain bucket and name, in two
+    /// halves (the function's text continues the literal on a second line): captures the route's access, the first
+    /// segment, the second and the query.
+    public static let commonURLHead = #"^[A-Za-z][A-Za-z0-9+.-]*://[^/?#[:space:]]*/storage/v1/(?:object|render/image)/(public|authenticated|sign)/"#
+    public static let commonURLTail = #"([A-Za-z0-9_-][A-Za-z0-9_.-]*)/([A-Za-z0-9_-][A-Za-z0-9_.-]*)(\?[A-Za-z0-9=&_.-]+)?$"#
+
     /// The body (between `$body$` markers) of the function `names(value text, bucket text)
     /// returns table (name text, loose boolean)`, in PL/pgSQL; it reads no table and calls only `pg_catalog`.
     public static let namesFunctionBody = #"""
@@ -53,8 +59,8 @@ begin
   end if;
   -- The common URL (getPublicUrl, a signed URL, a transform, a cache-buster) with a plain name: the same names the
   -- full reading below gives (with and without its query), without it.
-  m := regexp_match(value, '^[A-Za-z][A-Za-z0-9+.-]*://[^/?#[:space:]]*/storage/v1/(?:object|render/image)/(public|authenticated|sign)/'
-                           '([A-Za-z0-9_-][A-Za-z0-9_.-]*)/([A-Za-z0-9_-][A-Za-z0-9_.-]*)(\?[A-Za-z0-9=&_.-]+)?$');
+  m := regexp_match(value, '\#(commonURLHead)'
+                           '\#(commonURLTail)');
   if m is not null then
     loose := false;
     if m[2] = bucket then
@@ -287,6 +293,47 @@ end;
               else right(name, length(object_name)) = object_name
                 or right(name, length(split_part(object_name, '/', -1))) = split_part(object_name, '/', -1) end
 """#
+
+    /// A query over the relation `k` (columns `ref`, `v`, `bucket` and `names`, the value of `commonNamesSQL`)
+    /// giving rows `(ref, bucket, v, name, loose)`: for each row of `k`, what `names(k.v, k.bucket)` gives, that is the
+    /// names `k` read or, for a value it did not read, the rows of `function` (`pg_temp.steward_reference_names`).
+    public static func namesSQL(from k: String, function: String) -> String {
+        """
+        select k.ref, k.bucket, k.v, unnest(k.names) as name, false as loose from \(k) k where k.names is not null
+        union all
+        select k.ref, k.bucket, k.v, x.name, x.loose from \(k) k cross join lateral \(function)(k.v, k.bucket) x where k.names is null
+        """
+    }
+
+    /// An expression over SQL expressions `value`, `parts` (`string_to_array(value, '/')`, computed once by the
+    /// caller) and `bucket`: what a plain name or the common URL names (possibly none), exactly as the function's
+    /// first two steps read them (`plainName`, `commonURLHead` + `commonURLTail`), and null for every other value. It
+    /// takes the URL apart at its `/` (the scheme and host hold none, nor do the two segments or the query) and tests
+    /// each piece with an anchored character class, a fraction of the cost of that pattern's captures.
+    public static func commonNamesSQL(value v: String, parts a: String, bucket b: String) -> String {
+        let last = "\(a)[cardinality(\(a))]"
+        let name = "split_part(\(last), '?', 1)"
+        let first = "\(a)[cardinality(\(a)) - 1]"
+        let access = "\(a)[cardinality(\(a)) - 2]"
+        let query = "substr(\(last), position('?' in \(last)))"
+        return """
+            case when \(v) ~ '\(plainName)' then array[\(v)]
+                 when \(a)[1] ~ '\(schemeColon)' and \(a)[2] = '' and \(a)[3] ~ '\(hostName)' and \(a)[4] = 'storage' and \(a)[5] = 'v1'
+                      and ((cardinality(\(a)) = 9 and \(a)[6] = 'object') or (cardinality(\(a)) = 10 and \(a)[6] = 'render' and \(a)[7] = 'image'))
+                      and \(access) in ('public', 'authenticated', 'sign') and \(first) ~ '\(plainName)' and \(name) ~ '\(plainName)'
+                      and (position('?' in \(last)) = 0 or \(query) ~ '\(plainQuery)')
+                 then case when \(first) = \(b) then array_remove(array[case when position('?' in \(last)) > 0 then \(last) end, \(name)], null)
+                           when \(access) = \(b) then array_remove(array[case when position('?' in \(last)) > 0 then \(first) || '/' || \(last) end,
+                                                                          \(first) || '/' || \(name)], null)
+                           else '{}' end
+            end
+            """
+    }
+
+    /// The pieces of `commonURLHead` + `commonURLTail` as `commonNamesSQL` tests them one by one.
+    static let schemeColon = "^[A-Za-z][A-Za-z0-9+.-]*:$"
+    static let hostName = "^[^/?#[:space:]]*$"
+    static let plainQuery = #"^\?[A-Za-z0-9=&_.-]+$"#
 
     /// `create function` statements for both functions under `schema` (`pg_temp` for a run's own copy).
     public static func functionsSQL(schema: String) -> String {

@@ -1,0 +1,164 @@
+import Foundation
+import Postgres
+import Storage
+import Testing
+import TestSupport
+
+/// The scan's own reading of references and its pages of candidates, tried with generated inputs.
+@Suite("orphan scan: the SQL reading and the pages of candidates")
+struct OrphanScanTests {
+    /// Values close to the common URL: each differs from it in one piece (scheme, host, route, access, segments,
+    /// query), so every test the SQL reading makes is met both ways.
+    static func nearURLs(_ random: inout SeededGenerator, count: Int) -> [String] {
+        let schemes = ["https", "http", "HTTPS", "h2+x.y-z", "1http", "ht tp", "", "https:"]
+        let hosts = ["x.supabase.co", "", "a b", "a?b", "a#b", "h\u{3000}", "127.0.0.1:54321", "xn--bcher-kva.example", "a\tb"]
+        let routes = ["storage/v1/object", "storage/v1/render/image", "Storage/v1/object", "storage/v2/object", "storage/v1/objects",
+                      "storage/v1/render", "storage/v1/object/x", "storage/v1", "storage//v1/object", "x/storage/v1/object"]
+        let access = ["public", "authenticated", "sign", "info", "Public", "avatars", ""]
+        let segments = ["avatars", "img-1.jpeg", "a", "-", "_x", ".hidden", "a.b.c", "a b", "a%20b", "\u{E9}.png", "a?b", "a#b", "", "x+y"]
+        let queries = ["", "?t=1", "?width=200&height=200", "?", "?a b", "?a/b", "?t=1?u=2", "#f", "?t=1#f", "?token=eyJ.a-b_c"]
+        // Each piece is the valid one more often than not, so whole valid URLs come up as well as every near miss.
+        func pick(_ items: [String]) -> String { Int.random(in: 0..<3, using: &random) > 0 ? items[0] : items[Int.random(in: 0..<items.count, using: &random)] }
+        return (0..<count).map { _ in
+            var parts = [pick(routes), pick(access), pick(segments), pick(segments)]
+            if Int.random(in: 0..<4, using: &random) == 0 { parts.removeLast() }
+            if Int.random(in: 0..<4, using: &random) == 0 { parts.append(pick(segments)) }
+            let tail = parts.joined(separator: "/") + pick(queries)
+            switch Int.random(in: 0..<10, using: &random) {
+            case 0: return "//" + pick(hosts) + "/" + tail
+            case 1: return "/" + tail
+            case 2: return pick(schemes) + ":/" + pick(hosts) + "/" + tail
+            default: return pick(schemes) + "://" + pick(hosts) + "/" + tail
+            }
+        }
+    }
+
+    @Test("property: the scan reads every generated reference exactly as the function does (plain names and the common URL in SQL)")
+    func readingAgrees() throws {
+        let replay = SeededGenerator.seedFromEnvironment
+        print("orphan scan (reading): seed \(replay); replay with STEWARD_TEST_SEED=\(replay)")
+        var random = SeededGenerator(seed: replay ^ 0x5CA7)
+        var values = ReferenceWorld.generate(seed: replay ^ 0x5CA8, count: 6_000).cases.map(\.value)
+        values += Self.nearURLs(&random, count: 6_000)
+        values += ["img-1.jpeg", "https://x.supabase.co/storage/v1/object/public/avatars/img-1.jpeg?t=1",
+                   "https://x.supabase.co/storage/v1/render/image/authenticated/avatars/a/b.png",
+                   "https://x.supabase.co/storage/v1/object/sign/other/img.jpeg?token=a.b", "", " ", "a/b"]
+        try withTestDatabase { db in
+            let c = try db.connect()
+            try c.execute(ObjectReference.functionsSQL(schema: "pg_temp"))
+            // Each value against the bucket it names (if any), `avatars` and one it does not name.
+            let common = ObjectReference.commonNamesSQL(value: "v.v", parts: "v.a", bucket: "b.bucket")
+            let names = ObjectReference.namesSQL(from: "k", function: "pg_temp.steward_reference_names")
+            let rows = try c.query("""
+                with v as materialized (select row_number() over () as ref, x.v, string_to_array(x.v, '/') as a from unnest($1::text[]) as x(v)),
+                b as (select distinct bucket from (values ('avatars'), ('other'), ('public')) as t(bucket)),
+                k as materialized (select v.ref, b.bucket, v.v, \(unescaped: common) as names from v cross join b),
+                f as materialized (\(unescaped: names)),
+                got as (select f.ref, f.bucket, array_agg(row(f.name, f.loose)::text order by row(f.name, f.loose)::text collate "C") as rows
+                        from f group by f.ref, f.bucket),
+                direct as (select k.v, k.bucket, coalesce(g.rows, '{}') as rows, k.names is not null as read_in_sql,
+                                  array(select t from (select row(x.name, x.loose)::text as t
+                                                       from pg_temp.steward_reference_names(k.v, k.bucket) x) r order by t collate "C") as expected
+                           from k left join got g on g.ref = k.ref and g.bucket = k.bucket)
+                select v, bucket, rows::text, expected::text, read_in_sql from direct where rows is distinct from expected
+                union all
+                select '', 'read in SQL', count(*) filter (where read_in_sql)::text, count(*)::text, true from direct
+                """, [values]).rows
+            let differing = try rows.dropLast().map { "\(try $0.decode(String.self, at: 0).debugDescription) in \(try $0.decode(String.self, at: 1)): "
+                + "scan \(try $0.decode(String.self, at: 2)), function \(try $0.decode(String.self, at: 3))" }
+            #expect(differing.isEmpty, "STEWARD_TEST_SEED=\(replay): \(differing.count) value(s) read differently: \(differing.prefix(5))")
+            // Both ways are taken often: the shortcut is not dead, nor is everything left to it.
+            let readInSQL = Int(try rows.last?.decode(String.self, at: 2) ?? "0") ?? 0
+            let total = Int(try rows.last?.decode(String.self, at: 3) ?? "0") ?? 0
+            #expect(readInSQL > total / 20 && readInSQL < total - total / 20, "read in SQL: \(readInSQL) of \(total)")
+            FaultLedger.record("orphan scan: SQL reading against the function", runs: 1, faults: 0, objectsChecked: total,
+                               losses: differing.count, cases: values.count)
+        }
+    }
+
+    /// Object names that sort next to each other in every way that matters to a keyset: prefixes of each other,
+    /// bytes just above and below, folders, letters of other scripts.
+    static func names(_ random: inout SeededGenerator, count: Int) -> [String] {
+        let stems = ["a", "a.jpeg", "a.jpeg.b", "a-", "a0", "a/b", "a/b/c", "A", "\u{E9}", "e\u{301}", "\u{3A9}", "z", "a b", "a(1)"]
+        var out = Set<String>()
+        while out.count < count {
+            var name = stems[Int.random(in: 0..<stems.count, using: &random)]
+            for _ in 0..<Int.random(in: 0...2, using: &random) {
+                name += ["", "/", "-", ".", "x", "\u{E9}"][Int.random(in: 0..<6, using: &random)] + String(Int.random(in: 0..<40, using: &random))
+            }
+            out.insert(name)
+        }
+        return out.sorted()
+    }
+
+    @Test("pages: generated names at page boundaries; exactly the orphans go, each once and audited; referenced names stay",
+          arguments: [1, 3, 7])
+    func pages(batchSize: Int) throws {
+        let replay = SeededGenerator.seedFromEnvironment
+        print("orphan scan (pages, batch \(batchSize)): seed \(replay); replay with STEWARD_TEST_SEED=\(replay)")
+        var random = SeededGenerator(seed: replay ^ UInt64(batchSize))
+        let all = Self.names(&random, count: 24 + Int.random(in: 0..<12, using: &random))
+        let referenced = all.filter { _ in Int.random(in: 0..<3, using: &random) > 0 }
+        let orphans = all.filter { !referenced.contains($0) }
+        try AvatarWorld.with(users: referenced.count) { w in
+            try w.storage.upload(all)
+            try w.storage.age(2 * 86400)
+            let host = "https://abcdefghij.supabase.co"
+            for (index, name) in referenced.enumerated() {
+                let encoded = name.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? name
+                let forms = [name, "\(host)/storage/v1/object/public/avatars/\(encoded)", "\(host)/storage/v1/object/public/avatars/\(encoded)?t=1",
+                             "avatars/\(name)", "\(host)/storage/v1/render/image/public/avatars/\(encoded)?width=40"]
+                try w.reference(index, forms[Int.random(in: 0..<forms.count, using: &random)])
+            }
+            try w.storage.reset()
+            let config = "batch_size = \(batchSize)\nmax_fraction = 1\nmax_per_run = 1000000\n"
+            let (dry, drySummary) = try w.run(["--dry-run"], config: config)
+            #expect(dry.exitCode == 0, "\(dry.output)")
+            #expect(drySummary["candidates"] == orphans.count, "STEWARD_TEST_SEED=\(replay): \(drySummary)")
+            let (result, summary) = try w.run([], config: config)
+            #expect(result.exitCode == 0, "STEWARD_TEST_SEED=\(replay): \(result.output.suffix(2000))")
+            let left = try w.storage.objects()
+            let lost = referenced.filter { !left.contains($0) }
+            #expect(lost.isEmpty, "STEWARD_TEST_SEED=\(replay): referenced object(s) deleted: \(lost)")
+            #expect(Set(orphans).intersection(left).isEmpty, "STEWARD_TEST_SEED=\(replay): orphans kept: \(Set(orphans).intersection(left))")
+            #expect(summary["deleted"] == orphans.count)
+            #expect(summary["batches"] == (orphans.count + batchSize - 1) / batchSize, "\(summary)")
+            let audit = try w.db.connect().query("select name, count(*)::int8 from steward.deleted_objects where deleted_at is not null group by name")
+                .rows.map { (try $0.decode(String.self, at: 0), try $0.decode(Int64.self, at: 1)) }
+            #expect(Set(audit.map(\.0)) == Set(orphans) && audit.allSatisfy { $0.1 == 1 }, "STEWARD_TEST_SEED=\(replay): audit \(audit)")
+            FaultLedger.record("orphan scan: pages at boundaries", runs: 2, faults: 0, objectsChecked: all.count, losses: lost.count, cases: all.count)
+        }
+    }
+
+    @Test("a candidate deleted by someone else or overwritten after the scan is left out of its page: nothing recorded that Steward did not delete")
+    func changedAfterScan() throws {
+        try AvatarWorld.with(users: 1) { w in
+            let orphans = (0..<40).map { String(format: "o%02d.jpeg", $0) }
+            try w.seed(orphans: orphans, kept: 1)
+            let admin = try w.db.connectAsAdmin()
+            // Room for the slow first request inside the fence (the fence stays within the API roles' timeouts).
+            for role in ["anon", "authenticated"] {
+                try admin.execute("alter role \(role) in database \(try admin.quoteIdentifier(w.db.name)) set statement_timeout = '60s'")
+            }
+            // Storage is slow on the first batch: meanwhile one later candidate is deleted by hand and one rewritten.
+            try w.storage.faults(["delay_ms": 1500])
+            let job = try w.start([], config: "batch_size = 10\nmax_fraction = 1\n")
+            #expect(eventually(30) {
+                (try? admin.query("select count(*) from steward.deleted_objects").rows[0].decode(Int.self, at: 0)) ?? 0 > 0
+            })
+            try admin.execute("""
+                set session_replication_role = replica;
+                delete from storage.objects where bucket_id = 'avatars' and name = 'o35.jpeg';
+                update storage.objects set updated_at = now() where bucket_id = 'avatars' and name = 'o36.jpeg';
+                """)
+            try w.storage.faults(["delay_ms": 0])
+            let result = job.wait(timeout: 120)
+            #expect(result.exitCode == 0, "\(result.output.suffix(2000))")
+            let left = try w.storage.objects()
+            #expect(left.contains("keep0.jpeg") && left.contains("o36.jpeg"), "\(left.sorted())")
+            let audited = try w.audited()
+            #expect(!audited.contains("o35.jpeg") && !audited.contains("o36.jpeg"), "\(audited.sorted())")
+            #expect(audited == Set(orphans).subtracting(["o35.jpeg", "o36.jpeg"]))
+        }
+    }
+}
