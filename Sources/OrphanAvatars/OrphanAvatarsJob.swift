@@ -151,7 +151,7 @@ public struct OrphanAvatarsJob: Job {
         let pending = try await db.run { c in try AvatarDeleter.pendingIntents(c) }
         if pending > 0 {
             log.notice("waiting out a request an interrupted run may still have in flight", [("names", String(pending)),
-                                                                                            ("wait_s", String(format: "%.1f", budget.requestTimeout + 1))])
+                                                                                            ("wait_s", String(fixed: budget.requestTimeout + 1, digits: 1))])
             try await Task.sleep(for: .seconds(budget.requestTimeout + 1))
         }
         let settled = try await db.run { c in try AvatarDeleter.settleInterrupted(c) }
