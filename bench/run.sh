@@ -2,11 +2,15 @@
 # Runs the benchmarks against the local cluster with a release build, and writes each table to
 # bench/results/<name>-<date>-<host>.md as well as the terminal. Loopback only, bounded in time.
 #
-#   bench/run.sh all         every benchmark below, one after the other, into one file (about 30 minutes)
+#   bench/run.sh all         every benchmark below, one after the other, into one file (about an hour on 2 cores)
 #   bench/run.sh migrate     steward migrate against psql -1 -f, sqitch, sql-migrate, yoyo (a few minutes)
 #   bench/run.sh daemon      steward run: READY time, idle RSS/CPU, fire delay (and beside pg_cron), control latency (about 14 minutes)
-#   bench/run.sh usernames   username-check over 100k and 1M profiles against the bare SQL (several minutes)
-#   bench/run.sh orphans     orphan-avatars over 100k and 1M objects through the emulator (about 10 minutes)
+#   bench/run.sh usernames   username-check over 100k, 1M and 10M profiles against the bare SQL (about 20 minutes)
+#   bench/run.sh orphans     orphan-avatars over 100k, 1M and 3M objects through the emulator (about 15 minutes)
+#
+# Environment: STEWARD_PG_PORT / STEWARD_PG_DIR (the local cluster), BENCH_SIZES (e.g. 100000,1000000: the sizes
+# of the usernames and orphans runs), BENCH_RUNS (username-check runs a size), BENCH_EMULATOR_PORT, BENCH_KEEP_DB=1
+# (keep the orphan databases for the next run), BENCH_ONLY=control (the daemon bench's control socket part only).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -14,7 +18,7 @@ which=${1:-}
 case "$which" in
   all) benches="migrate daemon usernames orphans" ;;
   migrate|daemon|usernames|orphans) benches=$which ;;
-  *) sed -n '2,10p' "$0" >&2; exit 64 ;;
+  *) sed -n '2,13p' "$0" >&2; exit 64 ;;
 esac
 
 apt_install() {
