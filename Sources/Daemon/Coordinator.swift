@@ -89,12 +89,14 @@ public final class Coordinator: Sendable {
     func track(job: String) -> JobProgress {
         let progress = JobProgress()
         state.withLock { $0.progress[job] = progress }
+        statusChanges.signal()   // the status line shows it
         return progress
     }
 
     /// The run that reported into `progress` ended.
     func untrack(job: String, _ progress: JobProgress) {
         state.withLock { s in if s.progress[job] === progress { s.progress[job] = nil } }
+        statusChanges.signal()
     }
 
     /// Counts a finished attempt for metrics and status.

@@ -1,10 +1,12 @@
 import FoundationEssentials
+import Jobs
 import StewardLog
 import Systemd
 
 /// Watchdog pings, the systemd status line, and the metrics textfile; ends when its task is cancelled.
 /// It sleeps until the status changes (leadership, reachability, a run starting or ending) or the next ping or
-/// metrics write is due; without a watchdog or a metrics file an idle daemon does not wake it at all.
+/// metrics write is due; without a watchdog or a metrics file an idle daemon does not wake it at all. While a run
+/// here reports progress, the status line shows it and is refreshed every `[log] progress_interval`.
 struct HousekeepingService: DaemonService {
     let coordinator: Coordinator
     let notifier: SystemdNotifier
@@ -25,10 +27,16 @@ struct HousekeepingService: DaemonService {
                 }
                 nextDue = lastPing.addingTimeInterval(interval)
             }
-            let s = coordinator.state.withLock { ($0.isLeader, $0.databaseReachable, $0.scheduler.runningJobs.count) }
-            let status = !s.1 ? "database unreachable; retrying" : (s.0 ? "leader; \(s.2) job(s) running" : "standing by (another instance leads)")
-            if status != lastStatus { notifier.status(status); lastStatus = status }
+            let s = coordinator.state.withLock { ($0.isLeader, $0.databaseReachable, $0.scheduler.runningJobs.count, $0.progress) }
+            var status = !s.1 ? "database unreachable; retrying" : (s.0 ? "leader; \(s.2) job(s) running" : "standing by (another instance leads)")
             let config = coordinator.settings.config
+            if !s.3.isEmpty {
+                // e.g. "leader; 1 job(s) running; orphan-avatars: deleting 1200/5000 (24.0%) 310/s, 12s left"
+                status += s.3.sorted { $0.key < $1.key }.map { "; \($0.key): \(JobProgressEstimate($0.value.snapshot).line)" }.joined()
+                let progressDue = now.addingTimeInterval(config.progressIntervalSeconds)
+                nextDue = nextDue.map { min($0, progressDue) } ?? progressDue
+            }
+            if status != lastStatus { notifier.status(status); lastStatus = status }
             if let path = config.metricsTextfile {
                 if now.timeIntervalSince(lastMetrics) >= config.metricsIntervalSeconds {
                     do { try MetricsRenderer.write(MetricsRenderer.render(coordinator), to: path) }

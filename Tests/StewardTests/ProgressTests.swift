@@ -14,7 +14,9 @@ struct ProgressTests {
         try withTestDatabase { db in
             let world = try LegacyUsersWorld(db, count: 3500)
             let blocker = try world.holdLastProfile()
-            let daemon = try DaemonProcess(databaseURL: db.url, config: "[log]\nprogress_interval = 0.2\n[job.\(Self.job)]\nschedule = @yearly\ntimeout = 1h\n")
+            let notify = try NotifyListener()
+            let daemon = try DaemonProcess(databaseURL: db.url, config: "[log]\nprogress_interval = 0.2\n[job.\(Self.job)]\nschedule = @yearly\ntimeout = 1h\n",
+                                           environment: ["NOTIFY_SOCKET": notify.path])
             #expect(daemon.waitUntil(leader: true, timeout: 20))
             let ctl = try daemon.startCtl(["run", Self.job])
             var progress: [String: Any] = [:]
@@ -44,6 +46,10 @@ struct ProgressTests {
             let cliProgress = cliJobs?.first { $0["name"] as? String == Self.job }?["progress"] as? [String: Any]
             #expect(cliProgress?["done"] as? Double == 3000 && cliProgress?["total"] as? Double == 3500, "\(cliJSON.output)")
 
+            // systemd's status line (systemctl status) shows it too.
+            #expect(eventually(10) { notify.messages().contains { $0.contains("STATUS=leader; 1 job(s) running; \(Self.job): importing 3000/3500 (85.7%)") } },
+                    "\(notify.messages().suffix(5))")
+
             // The log: a line every interval while the run is held, with every field.
             var lines: [Substring] = []
             #expect(eventually(20) {
@@ -67,6 +73,8 @@ struct ProgressTests {
             // The held last runs were read again when the run ended.
             #expect(line?["last_status"] as? String == "succeeded", "\(jobs)")
             #expect(line?["last_success"] is String, "\(jobs)")
+            #expect(eventually(10) { notify.messages().last { $0.contains("STATUS=") }?.contains("STATUS=leader; 0 job(s) running") == true },
+                    "\(notify.messages().suffix(5))")
             let progressLines = daemon.process.stderrSoFar.split(separator: "\n").filter { $0.contains("job progress") }.count
             usleep(600_000)
             #expect(daemon.process.stderrSoFar.split(separator: "\n").filter { $0.contains("job progress") }.count == progressLines,
