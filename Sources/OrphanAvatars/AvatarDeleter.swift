@@ -120,7 +120,7 @@ struct AvatarDeleter: Sendable {
             let done = sent.filter { !stillThere.contains(Array($0.name.utf8)) }
             outcome.deleted += Int64(done.filter { fenced.confirmed.contains(Array($0.name.utf8)) }.count)
             outcome.answerLost += Int64(done.filter { !fenced.confirmed.contains(Array($0.name.utf8)) }.count)
-            outcome.bytes += done.reduce(0) { $0 + $1.size }
+            outcome.bytes = done.reduce(outcome.bytes) { $0.saturatingSum($1.size) }
             remaining = sent.filter { stillThere.contains(Array($0.name.utf8)) }
             if remaining.isEmpty { return outcome }
             if let failure = fenced.failure {

@@ -180,7 +180,7 @@ public struct OrphanAvatarsJob: Job {
                 try findCandidates(c, bucket: bucket, loose: loose)
             }
             perBucket.append((bucket, objects, candidates))
-            totals.objects += objects; totals.candidates += candidates; totals.bytes += bytes
+            totals.objects += objects; totals.candidates += candidates; totals.bytes = totals.bytes.saturatingSum(bytes)
             context.progress.advance()
         }
         try await db.run { c in try Self.indexCandidates(c) }
@@ -232,7 +232,7 @@ public struct OrphanAvatarsJob: Job {
                 context.progress.advance(by: Int64(page.count))
                 deleted += outcome.deleted
                 answerLost += outcome.answerLost
-                bytesFreed += outcome.bytes
+                bytesFreed = bytesFreed.saturatingSum(outcome.bytes)
                 rescued += outcome.rescued
                 fenceHeldMax = max(fenceHeldMax, outcome.fenceHeldMilliseconds)
                 if outcome.partial { partial += 1 }
@@ -490,4 +490,3 @@ public struct OrphanAvatarsJob: Job {
     }
 
 }
-
