@@ -2,7 +2,7 @@
 # Runs the benchmarks against the local cluster with a release build, and writes each table to
 # bench/results/<name>-<date>-<host>.md as well as the terminal. Loopback only, bounded in time.
 #
-#   bench/run.sh all         every benchmark below, one after the other, into one file (about an hour on 2 cores)
+#   bench/run.sh all         every benchmark below, one after the other, into one file (about 30 minutes on 2 cores)
 #   bench/run.sh migrate     steward migrate against psql -1 -f, sqitch, sql-migrate, yoyo (a few minutes)
 #   bench/run.sh daemon      steward run: READY time, idle RSS/CPU, fire delay (and beside pg_cron), control latency (about 14 minutes)
 #   bench/run.sh usernames   username-check over 100k, 1M and 10M profiles against the bare SQL (about 20 minutes)
