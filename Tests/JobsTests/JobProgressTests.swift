@@ -75,40 +75,58 @@ struct JobProgressTests {
         }
     }
 
-    /// Runs `body` under a reporter logging to a pipe every `interval` seconds; returns the lines it wrote.
-    func reported(interval: Double, _ body: () async throws -> Void) async throws -> [String] {
+    /// Runs `body` under a reporter logging to a pipe every `interval` seconds; `body` is given a count of the lines
+    /// written so far. Returns the lines, and how long `body` really ran (on a loaded machine longer than it asked).
+    func reported(interval: Double, _ body: (() -> Int) async throws -> Void) async throws -> (lines: [String], ran: Double) {
         var fds: [Int32] = [0, 0]
         #expect(pipe(&fds) == 0)
         defer { close(fds[0]) }
+        _ = fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK)
         let sink = LogSink(minimumLevel: .info, format: .text, fd: fds[1], journald: false)
         let progress = JobProgress()
         progress.begin("copying", total: 100)
         progress.advance(by: 40)
         let reporter = JobProgressReporter(progress: progress, logger: Logger(label: "jobs", sink: sink), job: "demo", runID: 7,
                                            intervalSeconds: interval)
-        try await reporter.reporting { try await body() }
+        var bytes: [UInt8] = []
+        func drain() -> Int {
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let n = read(fds[0], &buffer, buffer.count)
+                if n <= 0 { break }
+                bytes += buffer[0..<n]
+            }
+            return bytes.filter { $0 == UInt8(ascii: "\n") }.count
+        }
+        let clock = ContinuousClock()
+        var ran = Duration.zero
+        try await reporter.reporting {
+            let started = clock.now
+            try await body(drain)
+            ran = clock.now - started
+        }
         // Nothing more may come once the run is over.
         try await Task.sleep(for: .milliseconds(Int64(interval * 3000)))
         close(fds[1])
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let n = read(fds[0], &buffer, buffer.count)
-            if n <= 0 { break }
-            bytes += buffer[0..<n]
-        }
-        return String(decoding: bytes, as: UTF8.self).split(separator: "\n").map(String.init)
+        _ = drain()
+        let seconds = Double(ran.components.seconds) + Double(ran.components.attoseconds) / 1e18
+        return (String(decoding: bytes, as: UTF8.self).split(separator: "\n").map(String.init), seconds)
     }
 
     @Test("a run longer than the interval logs 'job progress' with job, run, phase, done, total, rate and eta; a short one logs none; none after the end")
     func periodicLine() async throws {
-        let long = try await reported(interval: 0.1) { try await Task.sleep(for: .milliseconds(450)) }
-        #expect(long.count >= 2 && long.count <= 6, "\(long)")
-        for line in long {
+        // A long run: it lasts until two lines came (at most 20 s), and never gets more than one line an interval.
+        let long = try await reported(interval: 0.1) { linesSoFar in
+            let clock = ContinuousClock(), until = clock.now + .seconds(20)
+            while linesSoFar() < 2 && clock.now < until { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        #expect(long.lines.count >= 2 && Double(long.lines.count) <= long.ran / 0.1 + 1, "\(long)")
+        for line in long.lines {
             #expect(line.contains("info jobs: job progress job=demo run=7 phase=copying done=40 total=100 rate_per_s="), "\(line)")
             #expect(line.range(of: #"rate_per_s=[0-9]+\.[0-9] eta_s=[0-9]+$"#, options: .regularExpression) != nil, "\(line)")
         }
-        let short = try await reported(interval: 0.5) { try await Task.sleep(for: .milliseconds(50)) }
-        #expect(short.isEmpty, "\(short)")
+        // A short run logs nothing, unless the machine stretched it past the interval.
+        let short = try await reported(interval: 0.5) { _ in try await Task.sleep(for: .milliseconds(50)) }
+        #expect(short.lines.isEmpty || short.ran >= 0.5, "\(short)")
     }
 }
