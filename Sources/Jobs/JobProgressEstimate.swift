@@ -76,22 +76,15 @@ public struct JobProgressEstimate: Sendable, Equatable {
         return text
     }
 
-    /// `value` with `places` decimals (0...3); values beyond what Int64 holds are written as such, never trapped on.
+    /// `value` with `places` decimals (0...3), as `String(fixed:digits:)` writes it; `-` for values that are not
+    /// numbers and `huge` / `-huge` past what Int64 holds, never trapped on.
     static func decimal(_ value: Double, places: Int) -> String {
         guard value.isFinite else { return "-" }
         let places = min(max(places, 0), 3)
         var scale: Double = 1
         for _ in 0..<places { scale *= 10 }
-        let scaled = (abs(value) * scale).rounded()
-        guard scaled < 9e18 else { return value < 0 ? "-huge" : "huge" }
-        let units = Int64(scaled)
-        let whole = units / Int64(scale)
-        var text = (value < 0 && units > 0 ? "-" : "") + String(whole)
-        if places > 0 {
-            let fraction = String(units % Int64(scale))
-            text += "." + String(repeating: "0", count: places - fraction.count) + fraction
-        }
-        return text
+        guard (abs(value) * scale).rounded() < 9e18 else { return value < 0 ? "-huge" : "huge" }
+        return String(fixed: value, digits: places)
     }
 
     /// `4h 02m`, `12m 30s`, `45s` for a bounded number of seconds.
