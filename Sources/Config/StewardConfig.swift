@@ -139,7 +139,7 @@ public struct StewardConfig: Sendable {
             throw ConfigError(file: file, line: entry.line, key: key,
                               message: "unknown key (known in [\(entry.section)]: \(keys.keys.sorted().joined(separator: ", ")))")
         }
-        func bad() -> ConfigError { ConfigError(file: file, line: entry.line, key: key, message: "\"\(LogText.escaped(entry.value))\" is not \(expected)") }
+        func bad() -> ConfigError { ConfigError(file: file, line: entry.line, key: key, message: "\"\(entry.value)\" is not \(expected)") }
         func url(_ value: String) throws(ConfigError) -> String {
             if let problem = URLCheck.problem(value) { throw ConfigError(file: file, line: entry.line, key: key, message: problem) }
             return value
@@ -294,8 +294,7 @@ public struct StewardConfig: Sendable {
             }
             do { _ = try SecretFile.read(file.path, what: file.what) }
             catch {
-                throw ConfigError(file: sourceFile ?? "(flags and environment)", line: lines[file.key], key: file.key,
-                                  message: "\(error.file): \(error.message)")
+                throw error.reported(at: sourceFile ?? "(flags and environment)", line: lines[file.key], key: file.key)
             }
         }
         return notes

@@ -1,5 +1,4 @@
 import Config
-import OutputText
 import Scheduler
 
 /// One job's configuration: the keys every job has, and its own keys, checked against the job's options.
@@ -49,8 +48,7 @@ public struct JobSettings: Sendable {
             }
             raw[entry.key] = entry
         }
-        // Schedule and duration messages quote the value as written: escaped here so no control character reaches a log line.
-        func fail(_ key: String, _ message: String) -> ConfigError { section!.error(raw[key]!, LogText.escaped(message)) }
+        func fail(_ key: String, _ message: String) -> ConfigError { section!.error(raw[key]!, message) }
 
         let zone = raw["time_zone"]?.value ?? "UTC"
         do {

@@ -73,8 +73,8 @@ struct CommandContext {
             let password: String
             do { password = try StewardConfig.readSecret(path: passwordFile, what: "database password file") }
             catch {
-                throw ConfigError(file: config.sourceFile ?? "(flags and environment)", line: config.lines["[database] password_file"],
-                                  key: "[database] password_file", message: "\(error.file): \(error.message)")
+                throw error.reported(at: config.sourceFile ?? "(flags and environment)", line: config.lines["[database] password_file"],
+                                     key: "[database] password_file")
             }
             do { target = try target.with(password: password) }
             catch let error as PostgresError {

@@ -45,6 +45,22 @@ struct JobSettingsTests {
         }
     }
 
+    @Test("a control character quoted from any value reaches the message escaped, whichever key quotes it", arguments: [
+        ("prune-history", "retention", true), ("orphan-avatars", "grace", true), ("orphan-avatars", "fence_request_timeout", true),
+        ("username-check", "rules", true), ("prune-history", "timeout", false), ("prune-history", "retries", true),
+        ("orphan-avatars", "batch_size", false),
+    ])
+    func controlCharactersEscaped(job: String, key: String, quotesValue: Bool) throws {
+        do {
+            _ = try Self.configure("[job.\(job)]\nenabled = false\n\(key) = 1\t.5h\\x\n")
+            Issue.record("[job.\(job)] \(key) with a tab was accepted")
+        } catch {
+            #expect(!error.description.unicodeScalars.contains { $0.value < 0x20 }, "\(error)")
+            #expect(error.line == 3 && error.key == "[job.\(job)] \(key)", "\(error)")
+            #expect(error.message.contains(#"1\t.5h\\x"#) == quotesValue, "\(error)")
+        }
+    }
+
     @Test("values are read into the job's settings once: numbers, durations, lists and choices as written")
     func typedValues() throws {
         let config = try StewardConfig.parse(path: "jobs.ini", bytes: Array("""
