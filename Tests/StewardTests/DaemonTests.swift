@@ -206,7 +206,7 @@ struct DaemonShutdownTests {
             let file = NSTemporaryDirectory() + "steward-\(UUID().uuidString).prom"
             defer { try? FileManager.default.removeItem(atPath: file) }
             let daemon = try DaemonProcess(databaseURL: db.url, config: "[metrics]\ntextfile = \(file)\ninterval = 1\n[job.prune-history]\nschedule = @every 1s\n")
-            #expect(daemon.waitUntil(leader: true, timeout: 20))
+            #expect(daemon.waitUntil(leader: true, timeout: 60))
             #expect(eventually { ((try? String(contentsOfFile: file, encoding: .utf8)) ?? "").contains("steward_leader 1") })
             let text = try String(contentsOfFile: file, encoding: .utf8)
             #expect(text.contains("steward_leader 1"))

@@ -58,6 +58,8 @@ public final class DaemonProcess: @unchecked Sendable {
             }
             usleep(100_000)
         }
+        // Said once on failure, so a timeout under load can be told from a daemon that never led.
+        FileHandle.standardError.write(Data("daemon \(host) not \(leader.map { $0 ? "leader" : "follower" } ?? "answering") after \(timeout) s; its log ends:\n\(String(process.stderrSoFar.suffix(3000)))\n".utf8))
         return false
     }
 
