@@ -158,8 +158,8 @@ public struct OrphanAvatarsJob: Job {
         if settled.confirmed + settled.dropped > 0 {
             log.warning("settled deletions left in flight by an interrupted run", [("confirmed", String(settled.confirmed)), ("not_deleted", String(settled.dropped))])
         }
-        try await db.run { [self] c in try checkReferenceColumns(c) }
-        let scan = try await loadReferences(db)
+        let rowAddressed = try await db.run { [self] c in try checkReferenceColumns(c) }
+        let scan = try await loadReferences(db, rowAddressed: rowAddressed)
         summary.set("references", scan.references)
         summary.set("unrecognised_references", scan.unrecognised)
         if scan.unrecognised > 0 {
@@ -293,11 +293,14 @@ public struct OrphanAvatarsJob: Job {
     /// Refuses reference columns that cannot hold an object's name or URL (a `uuid` holding `storage.objects.id`, a
     /// number): matched by name, they would keep nothing, and every object they point at would be a candidate.
     /// Accepted: string types (and domains over them, which share their category), `json`, `jsonb`, and arrays of those.
-    private func checkReferenceColumns(_ c: Connection) throws {
-        for reference in references {
+    /// Returns, for each reference, whether its rows have a `ctid` that tells them apart (a plain table or a
+    /// materialised view; not a view, a partitioned or a foreign table).
+    private func checkReferenceColumns(_ c: Connection) throws -> [Bool] {
+        try references.map { reference in
             let rows = try c.query("""
                 select format_type(a.atttypid, a.atttypmod),
-                       coalesce(e.typcategory, t.typcategory)::text = 'S' or coalesce(e.typname, t.typname)::text in ('json', 'jsonb')
+                       coalesce(e.typcategory, t.typcategory)::text = 'S' or coalesce(e.typname, t.typname)::text in ('json', 'jsonb'),
+                       (select relkind from pg_class where oid = a.attrelid)::text in ('r', 'm')
                 from pg_attribute a
                 join pg_type t on t.oid = a.atttypid
                 left join pg_type e on e.oid = t.typelem and t.typcategory = 'A'
@@ -311,21 +314,30 @@ public struct OrphanAvatarsJob: Job {
                 throw Refusal(description: "references: \(name) is a \(try row.decode(String.self, at: 0)) column; references are matched by "
                               + "object name or URL, so it would keep no object: name a text, varchar, json or jsonb column (or an array of them)")
             }
+            return try row.decode(Bool.self, at: 2)
         }
     }
 
     /// Reads every configured reference column in one snapshot and keeps, per bucket, the names each value may name
-    /// (`steward_orphan_refs`) and the texts of values not understood for certain, reversed (`steward_orphan_loose`),
-    /// both computed in SQL by the one definition in `ObjectReference`.
-    private func loadReferences(_ db: DatabaseSession) async throws -> ReferenceScan {
+    /// (`steward_orphan_refs`; a value is `(col, ref)`: the column's place in `references`, the row's `ctid` or place) and
+    /// the texts of values not understood for certain, reversed (`steward_orphan_loose`), both computed in SQL by the
+    /// one definition in `ObjectReference`: plain names and the common URL by string functions, in parallel workers
+    /// (`create table … as`), the rest by the run's copy of the function.
+    private func loadReferences(_ db: DatabaseSession, rowAddressed: [Bool]) async throws -> ReferenceScan {
         let buckets = buckets
-        let selects = try await db.run { [references] c in
-            try references.map { reference in
-                let column = try SQLIdentifier(reference.column)
-                let table = try SQLIdentifier(reference.schema, reference.table)
-                return "select t.\(column)::text as v from \(table) t where t.\(column) is not null" as PostgresQuery
-            }
-        }
+        // Names go in through SQLIdentifier; nothing here is bound, so the text can be placed inside the reading.
+        let source = try references.enumerated().map { index, reference -> String in
+            let column = try SQLIdentifier(reference.column)
+            let table = try SQLIdentifier(reference.schema, reference.table)
+            // A row without a ctid of its own is told apart by its place in the read instead (a tid all the same);
+            // numbering rows keeps that one read out of the parallel workers.
+            let ref = rowAddressed[index] ? "t.ctid" : "format('(%s,%s)', (row_number() over ()) / 65536, (row_number() over ()) % 65536)::tid"
+            let select: PostgresQuery = """
+                select \(unescaped: String(index))::int2 as col, \(unescaped: ref) as ref, t.\(column)::text as v from \(table) t where t.\(column) is not null
+                """
+            return select.sql()
+        }.joined(separator: "\nunion all\n")
+        let longest = ObjectReference.longestDeletableName
         return try await db.run { c in
             try c.transaction { c in
                 _ = try c.execute("""
@@ -334,38 +346,31 @@ public struct OrphanAvatarsJob: Job {
                     -- A reference hidden from this role by row level security would leave its object a candidate:
                     -- with row_security off, such a read fails instead.
                     set local row_security = off;
+                    -- Compiling the reading's expression costs more than it saves, once in each worker.
+                    set local jit = off;
                     """)
                 _ = try c.execute(ObjectReference.functionsSQL(schema: "pg_temp"))
-                _ = try c.execute("""
-                    create temporary table if not exists steward_orphan_refs (ref bigint not null, bucket text not null, name text collate "C" not null);
-                    create temporary table if not exists steward_orphan_loose (ref bigint not null, bucket text not null, tail text collate "C" not null);
-                    drop index if exists steward_orphan_refs_key;
-                    drop index if exists steward_orphan_loose_key;
-                    truncate steward_orphan_refs, steward_orphan_loose;
-                    """)
+                _ = try c.execute("drop table if exists steward_orphan_refs, steward_orphan_loose")
                 var scan = ReferenceScan()
                 scan.since = try c.query("select (pg_snapshot_xmin(pg_current_snapshot())::text::numeric % 4294967296)::text").scalar(String.self)
-                var first: Int64 = 0
-                for select in selects {
-                    let row = try c.query("""
-                        with v as materialized (select $2::int8 + row_number() over () as ref, s.v, string_to_array(s.v, '/') as a from (\(select)) s),
-                        k as materialized (select v.ref, b.bucket, v.v, \(unescaped: Self.commonNames) as names
-                                           from v cross join unnest($1::text[]) as b(bucket)),
-                        f as materialized (\(unescaped: Self.referenceNames)),
-                        exact as (insert into steward_orphan_refs select ref, bucket, name from f where not loose and length(name) <= $3),
-                        loose as (insert into steward_orphan_loose select ref, bucket, left(reverse(name), $3) from f where loose)
-                        select (select count(*) from v),
-                               (select count(distinct ref) from f where loose),
-                               coalesce((select array_agg(e) from (select distinct left(v, 80) as e from f where loose order by 1 limit 3) x), '{}')
-                        """, [buckets, first, ObjectReference.longestDeletableName]).firstRow()
-                    let count = try row.decode(Int64.self, at: 0)
-                    scan.references += count
-                    first += count
-                    scan.unrecognised += try row.decode(Int64.self, at: 1)
-                    if scan.examples.count < 3 {
-                        scan.examples += try row.decode([String].self, at: 2).prefix(3 - scan.examples.count)
-                    }
-                }
+                scan.references = try c.query("select count(*) from (\(unescaped: source)) s").scalar(Int64.self)
+                let reading = ObjectReference.readingSQL(source: source, buckets: "$1::text[]", longestName: longest)
+                _ = try c.query("create temporary table steward_orphan_refs as \(unescaped: reading)", [buckets])
+                // Values the common forms do not read: their names from the function, exact ones beside the rest, the
+                // ones not understood for certain kept reversed for the candidates' probe.
+                _ = try c.execute("""
+                    create temporary table steward_orphan_loose (col int2 not null, ref tid not null, bucket text not null, tail text collate "C" not null)
+                    """)
+                let markers = try c.query("""
+                    with m as materialized (\(unescaped: Self.markerNames)),
+                    exact as (insert into steward_orphan_refs (col, ref, bucket, name)
+                              select col, ref, bucket, name from m where not loose and length(name) <= $1),
+                    loose as (insert into steward_orphan_loose select col, ref, bucket, left(reverse(name), $1) from m where loose)
+                    select (select count(distinct (col, ref)) from m where loose),
+                           coalesce((select array_agg(e) from (select distinct left(v, 80) as e from m where loose order by 1 limit 3) x), '{}')
+                    """, [longest]).firstRow()
+                scan.unrecognised = try markers.decode(Int64.self, at: 0)
+                scan.examples = try markers.decode([String].self, at: 1)
                 // The exact names are read whole by hash joins (the anti-join, the dangling report): no index to build.
                 _ = try c.execute("""
                     create index steward_orphan_loose_key on steward_orphan_loose (bucket, tail);
@@ -376,10 +381,7 @@ public struct OrphanAvatarsJob: Job {
         }
     }
 
-    /// The names a value `v.v` may name in bucket `b.bucket`, by the one definition (`ObjectReference`): plain names
-    /// and the common URL read in SQL, the rest by the run's copy of the function.
-    static let commonNames = ObjectReference.commonNamesSQL(value: "v.v", parts: "v.a", bucket: "b.bucket")
-    static let referenceNames = ObjectReference.namesSQL(from: "k", function: "pg_temp.steward_reference_names")
+    static let markerNames = ObjectReference.markerNamesSQL(table: "steward_orphan_refs", function: "pg_temp.steward_reference_names")
 
     // MARK: - Candidates
 
@@ -480,8 +482,8 @@ public struct OrphanAvatarsJob: Job {
             select count(*), coalesce(string_agg(name, ', ') filter (where rn <= 5), '')
             from (select min(r.bucket || '/' || r.name) as name, row_number() over () as rn
                   from steward_orphan_refs r left join storage.objects o on o.bucket_id = r.bucket and o.name = r.name collate "C"
-                  where not exists (select 1 from steward_orphan_loose l where l.ref = r.ref)
-                  group by r.ref
+                  where r.name is not null and not exists (select 1 from steward_orphan_loose l where l.col = r.col and l.ref = r.ref)
+                  group by r.col, r.ref
                   having count(o.id) = 0) d
             """).firstRow()
         let unowned = try c.query("select count(*) from storage.objects where bucket_id = any($1::text[]) and owner is null and owner_id is null",

@@ -294,33 +294,46 @@ end;
                 or right(name, length(split_part(object_name, '/', -1))) = split_part(object_name, '/', -1) end
 """#
 
-    /// A query over the relation `k` (columns `ref`, `v`, `bucket` and `names`, the value of `commonNamesSQL`)
-    /// giving rows `(ref, bucket, v, name, loose)`: for each row of `k`, what `names(k.v, k.bucket)` gives, that is the
-    /// names `k` read or, for a value it did not read, the rows of `function` (`pg_temp.steward_reference_names`).
-    public static func namesSQL(from k: String, function: String) -> String {
+    /// A select over the relation `source` (columns `col`, `ref` and `v`, the value as text) and the buckets
+    /// `buckets` (an SQL `text[]` expression), giving rows `(col, ref, bucket, v, name)`: the names a plain name or
+    /// the common URL gives (`v` null), and for any other value one marker row, `name` null and `v` kept, whose names
+    /// `markerNamesSQL` asks the function for. Names longer than `longestName` characters are left out (no object
+    /// has one). No array is built per value and no subplan runs, so `create table … as` reads it in parallel.
+    public static func readingSQL(source: String, buckets: String, longestName: Int) -> String {
         """
-        select k.ref, k.bucket, k.v, unnest(k.names) as name, false as loose from \(k) k where k.names is not null
-        union all
-        select k.ref, k.bucket, k.v, x.name, x.loose from \(k) k cross join lateral \(function)(k.v, k.bucket) x where k.names is null
+        select x.col, x.ref, x.bucket, case when x.name is null then x.v end as v, x.name collate "C" as name
+        from (select s.col, s.ref, b.bucket, s.v, unnest(coalesce(\(commonNamesSQL(value: "s.v", bucket: "b.bucket")), '{NULL}'::text[])) as name
+              from (\(source)) s cross join unnest(\(buckets)) as b(bucket)) x
+        where x.name is null or length(x.name) <= \(longestName)
         """
     }
 
-    /// An expression over SQL expressions `value`, `parts` (`string_to_array(value, '/')`, computed once by the
-    /// caller) and `bucket`: what a plain name or the common URL names (possibly none), exactly as the function's
-    /// first two steps read them (`plainName`, `commonURLHead` + `commonURLTail`), and null for every other value. It
-    /// takes the URL apart at its `/` (the scheme and host hold none, nor do the two segments or the query) and tests
-    /// each piece with an anchored character class, a fraction of the cost of that pattern's captures.
-    public static func commonNamesSQL(value v: String, parts a: String, bucket b: String) -> String {
-        let last = "\(a)[cardinality(\(a))]"
+    /// A select over `table`, which holds `readingSQL`'s rows, giving `(col, ref, bucket, v, name, loose)` for each
+    /// marker row: what `function` (`pg_temp.steward_reference_names`) says the value names in that bucket.
+    public static func markerNamesSQL(table: String, function: String) -> String {
+        """
+        select m.col, m.ref, m.bucket, m.v, x.name, x.loose from \(table) m cross join lateral \(function)(m.v, m.bucket) x where m.name is null
+        """
+    }
+
+    /// An expression over SQL expressions `value` and `bucket`: what a plain name or the common URL names (possibly
+    /// none), exactly as the function's first two steps read them (`plainName`, `commonURLHead` + `commonURLTail`),
+    /// and null for every other value. It takes the URL apart at its `/` with `split_part` (the scheme and host hold
+    /// none, nor do the two segments or the query; negative positions count from the end) and tests each piece with
+    /// an anchored character class, cheapest tests first: a fraction of the cost of that pattern's captures, and no
+    /// array to build, so the reading runs in parallel workers.
+    public static func commonNamesSQL(value v: String, bucket b: String) -> String {
+        func piece(_ n: Int) -> String { "split_part(\(v), '/', \(n))" }
+        let last = piece(-1), first = piece(-2), access = piece(-3)
+        let slashes = "(length(\(v)) - length(replace(\(v), '/', '')))"
         let name = "split_part(\(last), '?', 1)"
-        let first = "\(a)[cardinality(\(a)) - 1]"
-        let access = "\(a)[cardinality(\(a)) - 2]"
         let query = "substr(\(last), position('?' in \(last)))"
         return """
             case when \(v) ~ '\(plainName)' then array[\(v)]
-                 when \(a)[1] ~ '\(schemeColon)' and \(a)[2] = '' and \(a)[3] ~ '\(hostName)' and \(a)[4] = 'storage' and \(a)[5] = 'v1'
-                      and ((cardinality(\(a)) = 9 and \(a)[6] = 'object') or (cardinality(\(a)) = 10 and \(a)[6] = 'render' and \(a)[7] = 'image'))
-                      and \(access) in ('public', 'authenticated', 'sign') and \(first) ~ '\(plainName)' and \(name) ~ '\(plainName)'
+                 when \(piece(4)) = 'storage' and \(piece(5)) = 'v1' and \(piece(2)) = ''
+                      and ((\(piece(6)) = 'object' and \(slashes) = 8) or (\(piece(6)) = 'render' and \(piece(7)) = 'image' and \(slashes) = 9))
+                      and \(access) in ('public', 'authenticated', 'sign')
+                      and \(piece(1)) ~ '\(schemeColon)' and \(piece(3)) ~ '\(hostName)' and \(first) ~ '\(plainName)' and \(name) ~ '\(plainName)'
                       and (position('?' in \(last)) = 0 or \(query) ~ '\(plainQuery)')
                  then case when \(first) = \(b) then array_remove(array[case when position('?' in \(last)) > 0 then \(last) end, \(name)], null)
                            when \(access) = \(b) then array_remove(array[case when position('?' in \(last)) > 0 then \(first) || '/' || \(last) end,
