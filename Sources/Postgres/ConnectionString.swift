@@ -17,6 +17,12 @@ public struct ConnectionString: Sendable, CustomStringConvertible {
         if let problem = ConnectionStringSyntax.problem(text) {
             throw PostgresError(kind: .invalidArgument, message: "invalid database URL: \(problem)")
         }
+        // libpq's answer to an unknown key quotes it, and a malformed URL's first "key" holds its password.
+        if !ConnectionStringSyntax.isURL(text), let words = try? ConnectionStringSyntax.conninfoWords(text),
+           !Self.keywords.isEmpty, let index = words.firstIndex(where: { !Self.keywords.contains($0.0) }) {
+            throw PostgresError(kind: .invalidArgument, message: "invalid database URL: word \(index + 1) of the database connection string "
+                                + "is not a connection keyword libpq knows (a URL starts with postgresql://)")
+        }
         var errorMessage: UnsafeMutablePointer<CChar>?
         guard let options = PQconninfoParse(text, &errorMessage) else {
             let reason = errorMessage.map { String(cString: $0) } ?? "out of memory"
@@ -35,6 +41,19 @@ public struct ConnectionString: Sendable, CustomStringConvertible {
         self.raw = text
         self.parameters = parameters
     }
+
+    /// The connection keywords this libpq knows (`PQconndefaults`).
+    static let keywords: Set<String> = {
+        guard let defaults = PQconndefaults() else { return [] }
+        defer { PQconninfoFree(defaults) }
+        var names: Set<String> = []
+        var option = defaults
+        while let keyword = option.pointee.keyword {
+            names.insert(String(cString: keyword))
+            option += 1
+        }
+        return names
+    }()
 
     /// A copy with `password` set (from a password file or credential); it stays out of `description`.
     public func with(password: String) throws -> ConnectionString {

@@ -155,13 +155,20 @@ enum ConnectionStringSyntax {
                 }
                 // libpq reads `host= password=x` as host "password=x": an unquoted value holding = or ' is a slip.
                 if value.contains(where: { $0 == "=" || $0 == "'" }) {
-                    throw ConnectionStringProblem(message: "the value of \(String(key).prefix(20)) (word \(words.count + 1)) of the database connection string "
-                        + "holds = or ' without quotes (write an empty value as \(String(key).prefix(20))='', quote a value holding =)")
+                    // The key is quoted only when it reads as a keyword: a malformed URL's "key" may hold the password.
+                    let name = isKeywordShaped(String(key)) ? String(key) : "key"
+                    throw ConnectionStringProblem(message: "the value of \(name) (word \(words.count + 1)) of the database connection string "
+                        + "holds = or ' without quotes (write an empty value as \(name)='', quote a value holding =)")
                 }
             }
             words.append((String(key), String(value)))
         }
         return words
+    }
+
+    /// True for text shaped like a libpq keyword (lower-case letters, digits and `_`, at most 40 of them).
+    static func isKeywordShaped(_ key: String) -> Bool {
+        !key.isEmpty && key.utf8.count <= 40 && key.utf8.allSatisfy { ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x5F }
     }
 
     /// The byte offset of `needle` in `text`, compared byte for byte (Foundation's search stops at NUL on Linux).

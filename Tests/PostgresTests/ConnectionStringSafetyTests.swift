@@ -14,6 +14,9 @@ struct ConnectionStringSafetyTests {
         ("postgresql://postgres@db.example.com/postgres?password=Sup3r%zzSecretPW", "Sup3r%zzSecretPW", "a % not followed by two hex digits"),
         ("postgresql://postgres:p@ss/w0rd@db.example.com/postgres", "p@ss/w0rd", "an @ after the host"),
         ("host= password='S3cret-In-Host' dbname=d", "S3cret-In-Host", "holds = or ' without quotes"),
+        // A URL missing its colon reads as conninfo whose first key holds the password (seed 10071954480468680747).
+        ("postgresql//postgres:Pwfdnw\"{!'X0-fdnw@/'X0-@/=postgres", "Pwfdnw\"{!'X0-", "not a connection keyword libpq knows"),
+        ("postgresql//u:Sekret-Key9=a'b", "Sekret-Key9", "holds = or ' without quotes"),
     ])
     func reported(text: String, password: String, expected: String) {
         let error = #expect(throws: PostgresError.self) { try ConnectionString(text) }
