@@ -53,6 +53,19 @@ struct AvatarDeleter: Sendable {
     /// How many times one batch is sent before the run reports it failed.
     static let attemptsPerBatch = 5
 
+    /// The longest the re-check inside the fence may take before the request goes out (seconds); past it the batch
+    /// is tried again later and nothing is sent.
+    static let recheckAllowance = 2.0
+    /// The longest any intent row can live in flight: `fence_wait` and `fence_request_timeout` at their maximum (60 s
+    /// each), the re-check allowance and a second. A `settle_after` further away than this is not believed.
+    static let longestIntentLifetime = 60 + recheckAllowance + 60 + 1
+
+    /// How long after its intent row is written a request of this run can still land: the wait for the fence, the
+    /// re-check, the request's own timeout and a second's margin (`settle_after` on the row).
+    var intentLifetime: Double {
+        (fence ? Double(fenceWaitMilliseconds) / 1000 : 0) + Self.recheckAllowance + fenceRequestTimeout + 1
+    }
+
     /// One batch: re-check the names against the references, record the intent, then inside the fence (the reference
     /// tables locked against writes) re-check once more and send one DELETE; record what Storage says it deleted.
     /// Names it did not delete are tried again; waits between attempts happen outside the fence.
@@ -77,18 +90,21 @@ struct AvatarDeleter: Sendable {
             rescue(referenced, from: &remaining, outcome: &outcome, bucket: bucket, logger: logger)
             if remaining.isEmpty { return outcome }
             let pending = remaining
-            // The intent is committed before anything can be deleted, so a crash mid-request loses no audit row.
-            try await db.run { c in
+            // The intent is committed before anything can be deleted, so a crash mid-request loses no audit row; it
+            // says when a request of this batch can no longer land (`settle_after`), for the run that settles it.
+            let intentWritten = ContinuousClock.now
+            try await db.run { [lifetime = intentLifetime] c in
                 _ = try c.query("""
-                    insert into steward.deleted_objects (run_id, bucket_id, name, size, owner, object_created_at)
-                    select $1, $2, n, s, nullif(o, ''), to_timestamp(nullif(t, 0))
+                    insert into steward.deleted_objects (run_id, bucket_id, name, size, owner, object_created_at, settle_after)
+                    select $1, $2, n, s, nullif(o, ''), to_timestamp(nullif(t, 0)), now() + make_interval(secs => $7::float8)
                     from unnest($3::text[], $4::bigint[], $5::text[], $6::float8[]) as x(n, s, o, t)
-                    on conflict do nothing
+                    on conflict (run_id, bucket_id, name) do update set settle_after = excluded.settle_after where deleted_objects.deleted_at is null
                     """, [runID, bucket, pending.map(\.name), pending.map(\.size),
-                          pending.map { $0.owner ?? "" }, pending.map { String($0.createdAt ?? 0) }])
+                          pending.map { $0.owner ?? "" }, pending.map { String($0.createdAt ?? 0) }, lifetime])
             }
             let fenced = try await db.run { [self] c in
-                try fencedDelete(c, pending: pending.map(\.name), bucket: bucket, runID: runID, storage: storage, writtenSince: since)
+                try fencedDelete(c, pending: pending.map(\.name), bucket: bucket, runID: runID, storage: storage, writtenSince: since,
+                                 intentWritten: intentWritten)
             }
             rescue(fenced.referenced, from: &remaining, outcome: &outcome, bucket: bucket, logger: logger)
             outcome.fenceHeldMilliseconds = max(outcome.fenceHeldMilliseconds, fenced.heldMilliseconds)
@@ -172,7 +188,7 @@ struct AvatarDeleter: Sendable {
     /// are re-checked, their intent rows dropped if referenced, and one DELETE request is sent before the lock is let go.
     /// Nothing that a reference points to at the moment of deletion can be deleted. Runs on the database session's queue.
     private func fencedDelete(_ c: Connection, pending: [String], bucket: String, runID: Int64, storage: StorageSession,
-                              writtenSince: String) throws -> FencedOutcome {
+                              writtenSince: String, intentWritten: ContinuousClock.Instant) throws -> FencedOutcome {
         do {
             var lockedAt = ContinuousClock.now
             var answer: [UInt8]?
@@ -193,14 +209,20 @@ struct AvatarDeleter: Sendable {
                 }
                 let names = pending.filter { !outcome.referenced.contains(Array($0.utf8)) }
                 guard !names.isEmpty else { return outcome }
-                // Only the request happens under the lock; its answer is read after the lock is let go.
+                // The request goes out only if its timeout ends before the intent rows' settle_after: a run that
+                // settles them later can then be sure nothing of this batch is still on its way.
                 let sentAt = ContinuousClock.now
+                guard Self.seconds(sentAt - intentWritten) + fenceRequestTimeout <= intentLifetime - 1 else {
+                    outcome.failure = FenceFailure(text: "the fence and the re-check took longer than \(FenceBudget.text(intentLifetime - 1 - fenceRequestTimeout)); nothing was sent",
+                                                   retryable: true, retryAfter: nil)
+                    return outcome
+                }
+                // Only the request happens under the lock; its answer is read after the lock is let go.
                 do {
                     answer = try storage.runBlocking { try $0.deleteObjectsAnswer(bucket: bucket, names: names, retrying: .once,
                                                                                     timeoutSeconds: fenceRequestTimeout) }
                 } catch let error as StorageError {
-                    let took = ContinuousClock.now - sentAt
-                    let seconds = Double(took.components.seconds) + Double(took.components.attoseconds) / 1e18
+                    let seconds = Self.seconds(ContinuousClock.now - sentAt)
                     outcome.failure = FenceFailure(text: error.description, retryable: error.isRetryable, retryAfter: error.retryAfter,
                                                    timedOut: fence && error.kind == .network && seconds >= fenceRequestTimeout * 0.9)
                 }
@@ -252,9 +274,20 @@ struct AvatarDeleter: Sendable {
         return found
     }
 
-    /// How many intent rows runs that died mid-batch left unsettled.
-    static func pendingIntents(_ c: Connection) throws -> Int64 {
-        try c.query("select count(*) from steward.deleted_objects where deleted_at is null").scalar(Int64.self)
+    /// A duration in seconds.
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    /// The intent rows runs that died mid-batch left unsettled: how many, how many seconds until the last one's
+    /// `settle_after` (0 when all have passed), and how many have none (written before schema version 8).
+    static func pendingIntents(_ c: Connection) throws -> (count: Int64, secondsLeft: Double, undated: Int64) {
+        let row = try c.query("""
+            select count(*), greatest(coalesce(extract(epoch from max(settle_after) - now())::float8, 0), 0),
+                   count(*) filter (where settle_after is null)
+            from steward.deleted_objects where deleted_at is null
+            """).firstRow()
+        return (try row.decode(Int64.self, at: 0), try row.decode(Double.self, at: 1), try row.decode(Int64.self, at: 2))
     }
 
     /// Intent rows left by a run that died mid-batch: gone from storage.objects means deleted; still there means not.

@@ -146,13 +146,22 @@ public struct OrphanAvatarsJob: Job {
         let budget = FenceBudget(limit: limit?.seconds, limitSource: limit?.source, configuredWait: fenceWait, configuredRequestTimeout: fenceRequestTimeout)
         for reason in budget.capped { log.warning("fence timing lowered to fit the API roles' timeouts", [("setting", reason)]) }
 
-        // A DELETE sent by a run that was killed may still land: its intent rows are settled only once such a request
-        // has run into its timeout (with a second's margin), so no deletion lands after its row was dropped.
+        // A DELETE sent by a run that was killed may still land: its intent rows are settled only once their
+        // settle_after has passed (that run's own fence wait and request timeout), so no deletion lands after its row
+        // was dropped. Rows from before schema version 8 carry none: this run's request timeout and a second instead.
         let pending = try await db.run { c in try AvatarDeleter.pendingIntents(c) }
-        if pending > 0 {
-            log.notice("waiting out a request an interrupted run may still have in flight", [("names", String(pending)),
-                                                                                            ("wait_s", String(fixed: budget.requestTimeout + 1, digits: 1))])
-            try await Task.sleep(for: .seconds(budget.requestTimeout + 1))
+        if pending.count > 0 {
+            var wait = min(pending.secondsLeft, AvatarDeleter.longestIntentLifetime)
+            if pending.undated > 0 { wait = max(wait, budget.requestTimeout + 1) }
+            if pending.secondsLeft > AvatarDeleter.longestIntentLifetime {
+                log.warning("an intent row's settle_after lies further ahead than any request can last; waiting the longest a request can last",
+                            [("seconds_ahead", String(fixed: pending.secondsLeft, digits: 1))])
+            }
+            if wait > 0 {
+                log.notice("waiting out a request an interrupted run may still have in flight", [("names", String(pending.count)),
+                                                                                                ("wait_s", String(fixed: wait, digits: 1))])
+                try await Task.sleep(for: .seconds(wait))
+            }
         }
         let settled = try await db.run { c in try AvatarDeleter.settleInterrupted(c) }
         if settled.confirmed + settled.dropped > 0 {

@@ -258,6 +258,47 @@ struct OrphanAvatarsTests {
         }
     }
 
+    @Test("a killed run's intent rows are settled once their settle_after has passed: waited for while ahead, not at all once past, this run's timeout when a row has none",
+          arguments: ["ahead", "past", "undated"])
+    func settleAfter(_ when: String) throws {
+        try AvatarWorld.with { w in
+            try w.storage.upload(["p.jpeg"])
+            try w.storage.age(2 * 86400)
+            // What a run killed inside the fence leaves: the intent row of an object Storage did not delete.
+            let settleAfter = ["ahead": "now() + interval '8 seconds'", "past": "now() - interval '1 minute'", "undated": "null"][when]!
+            try w.db.connect().query("""
+                insert into steward.deleted_objects (run_id, bucket_id, name, settle_after) values (-1, 'avatars', 'p.jpeg', \(unescaped: settleAfter))
+                """)
+            let started = Date()
+            let (result, summary) = try w.run(["--force"])
+            let took = Date().timeIntervalSince(started)
+            #expect(result.exitCode == 0, "\(result.output)")
+            let line = result.stderr.split(separator: "\n").first { $0.contains("waiting out a request") }
+            let waited = line.flatMap { $0.firstMatch(of: /wait_s=([0-9.]+)/).flatMap { Double($0.1) } }
+            switch when {
+            case "ahead":
+                // Its own settle_after, not this run's timeout (about 2 s here), minus the time this run took to start.
+                #expect(waited.map { (4.0...8.0).contains($0) } == true, "\(result.stderr)")
+                #expect(took >= (waited ?? 8), "took \(took) s")
+            case "past":
+                #expect(line == nil, "\(result.stderr)")
+            default:
+                let ownTimeout = Double(summary["fence_request_timeout_ms"] ?? 0) / 1000
+                #expect(waited.map { abs($0 - (ownTimeout + 1)) < 0.06 } == true, "\(result.stderr)")
+            }
+            // Settled (still in storage.objects: not deleted, the row dropped), then deleted by this run, audited once.
+            #expect(try w.storage.objects().isEmpty)
+            let c = try w.db.connect()
+            #expect(try c.query("select count(*) from steward.deleted_objects where run_id = -1").rows[0].decode(Int.self, at: 0) == 0)
+            #expect(try c.query("select count(*) from steward.deleted_objects where deleted_at is null").rows[0].decode(Int.self, at: 0) == 0)
+            #expect(try w.audited() == ["p.jpeg"])
+            // This run's own intent rows said when its requests could no longer land.
+            #expect(try c.query("""
+                select count(*) from steward.deleted_objects where run_id > 0 and settle_after > now() - interval '1 hour' and settle_after < now() + interval '3 minutes'
+                """).rows[0].decode(Int.self, at: 0) == 1)
+        }
+    }
+
     @Test("the scheduled job under steward run cleans the bucket, and its numbers reach the metrics")
     func scheduled() throws {
         try AvatarWorld.with { w in

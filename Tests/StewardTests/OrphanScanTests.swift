@@ -43,6 +43,8 @@ struct OrphanScanTests {
         values += ["img-1.jpeg", "https://x.supabase.co/storage/v1/object/public/avatars/img-1.jpeg?t=1",
                    "https://x.supabase.co/storage/v1/render/image/authenticated/avatars/a/b.png",
                    "https://x.supabase.co/storage/v1/object/sign/other/img.jpeg?token=a.b", "", " ", "a/b"]
+            // Generated values are mostly unusual ones; these make sure the common forms are a fair share too.
+            values += (0..<800).map { "img-\($0).jpeg" } + (0..<800).map { "https://x.supabase.co/storage/v1/object/public/avatars/u\($0).png?t=\($0)" }
         try withTestDatabase { db in
             let c = try db.connect()
             try c.execute(ObjectReference.functionsSQL(schema: "pg_temp"))
