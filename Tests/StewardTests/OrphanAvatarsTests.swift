@@ -299,6 +299,30 @@ struct OrphanAvatarsTests {
         }
     }
 
+    @Test("a re-check inside the fence that runs past the intent rows' settle_after sends nothing: the batch is tried again, then reported failed")
+    func slowRecheckSendsNothing() throws {
+        try AvatarWorld.with { w in
+            try w.storage.upload(["slow.jpeg"])
+            try w.storage.age(2 * 86400)
+            try w.storage.reset()
+            try w.reference(0, "elsewhere.jpeg")
+            // A reference view that reads slowly only inside the fence (the only read made while an intent row is
+            // pending); 4.5 s is past the intent's allowance of 1 s fence wait and 2 s re-check.
+            try w.db.connect().execute("""
+                create view public.fence_slow_refs as
+                with pause as materialized (select pg_sleep(case when exists (select 1 from steward.deleted_objects where deleted_at is null) then 4.5 else 0 end))
+                select p.avatar_url from public.profiles p, pause
+                """)
+            let (result, _) = try w.run(["--force"], config: "references = public.fence_slow_refs.avatar_url\nfence_wait = 1s\nfence_request_timeout = 1s")
+            #expect(result.exitCode != 0, "\(result.output)")
+            #expect(result.output.contains("nothing was sent"), "\(result.output)")
+            #expect(try w.storage.objects() == ["slow.jpeg"])
+            let stats = try w.storage.stats()
+            #expect((stats["requests"] as? Int) == 0, "\(stats)")
+            #expect(try w.db.connect().query("select count(*) from steward.deleted_objects").rows[0].decode(Int.self, at: 0) == 0)
+        }
+    }
+
     @Test("the scheduled job under steward run cleans the bucket, and its numbers reach the metrics")
     func scheduled() throws {
         try AvatarWorld.with { w in
