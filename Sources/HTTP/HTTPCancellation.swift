@@ -40,8 +40,7 @@ public final class HTTPCancellation: @unchecked Sendable {
     public var remainingSeconds: Double? {
         guard let deadline else { return nil }
         let left = deadline - .now
-        let seconds = Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18
-        return max(0, seconds)
+        return max(0, left / .seconds(1))
     }
 
     /// Sleeps up to `seconds` on the calling (blocking) thread, woken at once by `cancel()` and at the deadline;
@@ -54,7 +53,7 @@ public final class HTTPCancellation: @unchecked Sendable {
             while !isCancelled {
                 let left = end - .now
                 guard left > .zero else { break }
-                wake.wait(seconds: Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18)
+                wake.wait(seconds: left / .seconds(1))
             }
         }
         return !isCancelled

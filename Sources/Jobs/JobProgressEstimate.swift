@@ -23,7 +23,7 @@ public struct JobProgressEstimate: Sendable, Equatable {
     public init(_ snapshot: JobProgress.Snapshot, now: ContinuousClock.Instant = .now) {
         let elapsed = now - snapshot.phaseStarted
         self.init(phase: snapshot.phase, done: snapshot.done, total: snapshot.total,
-                  elapsedSeconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+                  elapsedSeconds: elapsed / .seconds(1))
     }
 
     /// The estimate of `done` of `total` after `elapsedSeconds`.

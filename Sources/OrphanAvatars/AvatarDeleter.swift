@@ -212,7 +212,7 @@ struct AvatarDeleter: Sendable {
                 // The request goes out only if its timeout ends before the intent rows' settle_after: a run that
                 // settles them later can then be sure nothing of this batch is still on its way.
                 let sentAt = ContinuousClock.now
-                guard Self.seconds(sentAt - intentWritten) + fenceRequestTimeout <= intentLifetime - 1 else {
+                guard (sentAt - intentWritten) / .seconds(1) + fenceRequestTimeout <= intentLifetime - 1 else {
                     outcome.failure = FenceFailure(text: "the fence and the re-check took longer than \(FenceBudget.text(intentLifetime - 1 - fenceRequestTimeout)); nothing was sent",
                                                    retryable: true, retryAfter: nil)
                     return outcome
@@ -222,7 +222,7 @@ struct AvatarDeleter: Sendable {
                     answer = try storage.runBlocking { try $0.deleteObjectsAnswer(bucket: bucket, names: names, retrying: .once,
                                                                                     timeoutSeconds: fenceRequestTimeout) }
                 } catch let error as StorageError {
-                    let seconds = Self.seconds(ContinuousClock.now - sentAt)
+                    let seconds = (ContinuousClock.now - sentAt) / .seconds(1)
                     outcome.failure = FenceFailure(text: error.description, retryable: error.isRetryable, retryAfter: error.retryAfter,
                                                    timedOut: fence && error.kind == .network && seconds >= fenceRequestTimeout * 0.9)
                 }
@@ -237,7 +237,7 @@ struct AvatarDeleter: Sendable {
             }
             if fence {
                 let held = ContinuousClock.now - lockedAt
-                outcome.heldMilliseconds = Double(held.components.seconds) * 1000 + Double(held.components.attoseconds) / 1e15
+                outcome.heldMilliseconds = held / .milliseconds(1)
             }
             return outcome
         } catch let error as PostgresError where error.sqlState == "55P03" {
@@ -272,11 +272,6 @@ struct AvatarDeleter: Sendable {
             for row in rows { found.insert(NameKey(try row.decode(String.self, at: 0).utf8)) }
         }
         return found
-    }
-
-    /// A duration in seconds.
-    static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     /// The intent rows runs that died mid-batch left unsettled: how many, how many seconds until the last one's
