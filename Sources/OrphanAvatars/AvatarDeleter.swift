@@ -23,18 +23,6 @@ struct AvatarDeleter: Sendable {
     /// An object name as its bytes: names are compared byte for byte, never by Unicode canonical equivalence.
     typealias NameKey = [UInt8]
 
-    /// Which of `references` name tables rather than views: asked once a run, not inside every fence.
-    static func tables(_ c: Connection, among references: [(schema: String, table: String, column: String)]) throws -> Set<String> {
-        var tables: Set<String> = []
-        for reference in references {
-            let name = try SQLIdentifier(reference.schema, reference.table)
-            if try c.query("select relkind in ('r', 'p') from pg_class where oid = \(name.quoted)::regclass").rows.first?.decode(Bool.self, at: 0) == true {
-                tables.insert("\(reference.schema).\(reference.table)")
-            }
-        }
-        return tables
-    }
-
     struct BatchOutcome: Sendable {
         /// What Storage said it deleted.
         var deleted: Int64 = 0

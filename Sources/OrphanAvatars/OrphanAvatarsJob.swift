@@ -167,8 +167,8 @@ public struct OrphanAvatarsJob: Job {
         if settled.confirmed + settled.dropped > 0 {
             log.warning("settled deletions left in flight by an interrupted run", [("confirmed", String(settled.confirmed)), ("not_deleted", String(settled.dropped))])
         }
-        let rowAddressed = try await db.run { [self] c in try checkReferenceColumns(c) }
-        let scan = try await loadReferences(db, rowAddressed: rowAddressed)
+        let relations = try await db.run { [self] c in try checkReferenceColumns(c) }
+        let scan = try await loadReferences(db, rowAddressed: relations.map(\.rowAddressed))
         summary.set("references", scan.references)
         summary.set("unrecognised_references", scan.unrecognised)
         if scan.unrecognised > 0 {
@@ -210,7 +210,7 @@ public struct OrphanAvatarsJob: Job {
             }
         }
 
-        let tables = try await db.run { [references] c in try AvatarDeleter.tables(c, among: references) }
+        let tables = Set(zip(references, relations).filter { $0.1.carriesXmin }.map { "\($0.0.schema).\($0.0.table)" })
         let deleter = AvatarDeleter(references: references, fence: fence, fenceWaitMilliseconds: Int((budget.wait * 1000).rounded()),
                                     fenceRequestTimeout: budget.requestTimeout, tables: tables, scannedSince: scan.since)
         var deleted: Int64 = 0, answerLost: Int64 = 0, bytesFreed: Int64 = 0, rescued: Int64 = 0, batches: Int64 = 0, partial: Int64 = 0
@@ -302,15 +302,16 @@ public struct OrphanAvatarsJob: Job {
     /// Refuses reference columns that cannot hold an object's name or URL (a `uuid` holding `storage.objects.id`, a
     /// number): matched by name, they would keep nothing, and every object they point at would be a candidate.
     /// Accepted: string types (and domains over them, which share their category), `json`, `jsonb`, and arrays of those.
-    /// Returns, for each reference, whether its rows have a `ctid` that tells them apart (a plain table or a
-    /// materialised view; not a view, a partitioned or a foreign table).
-    private func checkReferenceColumns(_ c: Connection) throws -> [Bool] {
+    /// Returns what each reference's relation is (`ReferenceRelation`).
+    private func checkReferenceColumns(_ c: Connection) throws -> [ReferenceRelation] {
         try references.map { reference in
             let rows = try c.query("""
                 select format_type(a.atttypid, a.atttypmod),
                        coalesce(e.typcategory, t.typcategory)::text = 'S' or coalesce(e.typname, t.typname)::text in ('json', 'jsonb'),
-                       (select relkind from pg_class where oid = a.attrelid)::text in ('r', 'm')
+                       r.relkind::text in ('r', 'm') and not r.relhassubclass,
+                       r.relkind::text in ('r', 'p')
                 from pg_attribute a
+                join pg_class r on r.oid = a.attrelid
                 join pg_type t on t.oid = a.atttypid
                 left join pg_type e on e.oid = t.typelem and t.typcategory = 'A'
                 where a.attrelid = to_regclass(format('%I.%I', $1::text, $2::text)) and a.attname = $3 and a.attnum > 0 and not a.attisdropped
@@ -323,8 +324,17 @@ public struct OrphanAvatarsJob: Job {
                 throw Refusal(description: "references: \(name) is a \(try row.decode(String.self, at: 0)) column; references are matched by "
                               + "object name or URL, so it would keep no object: name a text, varchar, json or jsonb column (or an array of them)")
             }
-            return try row.decode(Bool.self, at: 2)
+            return ReferenceRelation(rowAddressed: try row.decode(Bool.self, at: 2), carriesXmin: try row.decode(Bool.self, at: 3))
         }
+    }
+
+    /// What a reference's relation is, as the scan and the re-checks need it.
+    struct ReferenceRelation: Sendable {
+        /// Its rows have a `ctid` no other row it reads has: a plain table without inheritance children, or a
+        /// materialised view (not a view, a partitioned, an inheritance parent or a foreign table).
+        let rowAddressed: Bool
+        /// A table whose rows carry `xmin` (plain or partitioned): the re-check reads only the rows written since.
+        let carriesXmin: Bool
     }
 
     /// Reads every configured reference column in one snapshot and keeps, per bucket, the names each value may name
