@@ -42,11 +42,12 @@ public struct ConnectionString: Sendable, CustomStringConvertible {
         self.parameters = parameters
     }
 
-    /// The connection keywords this libpq knows (`PQconndefaults`).
+    /// The connection keywords this libpq knows (`PQconndefaults`), and `requiressl`, which it still accepts (read
+    /// as `sslmode`) without listing it.
     static let keywords: Set<String> = {
         guard let defaults = PQconndefaults() else { return [] }
         defer { PQconninfoFree(defaults) }
-        var names: Set<String> = []
+        var names: Set<String> = ["requiressl"]
         var option = defaults
         while let keyword = option.pointee.keyword {
             names.insert(String(cString: keyword))

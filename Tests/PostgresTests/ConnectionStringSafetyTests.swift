@@ -27,6 +27,14 @@ struct ConnectionStringSafetyTests {
         #expect(scan.findings.isEmpty, "\(scan.findings)")
     }
 
+    @Test("every key libpq accepts passes Steward's check, the deprecated requiressl included", arguments: [
+        "host=h port=5432 dbname=d user=u", "requiressl=1 host=h", "service=prod", "host = h  sslmode = require",
+        "options='-c statement_timeout=0' application_name=x connect_timeout=3", "hostaddr=127.0.0.1 target_session_attrs=any",
+    ])
+    func knownKeywords(text: String) throws {
+        _ = try ConnectionString(text)
+    }
+
     /// Through the binary (`STEWARD_DATABASE_URL=… steward config check` runs Steward's check and libpq's parser): the
     /// guesses a malformed string registers as secrets stay in that process, not in the test's.
     @Test("generated passwords in every position and encoding, in well-formed and mutated strings: never in a message or description")
