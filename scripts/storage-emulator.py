@@ -18,7 +18,10 @@ careless proxy does), raw_next (a list of base64 byte strings, each written verb
 answer_next: a list of error answers, each {"http": 400, "statusCode": "503", "code": …, "error": …, "message": …},
 given to the next requests one each (the real server's transient answers: HTTP 400 with statusCode "503" or "423",
 HTTP 429, HTTP 5xx; or any plain 4xx), and guard_next (the next n deletes run without storage.allow_delete_query, so
-the delete guard refuses them with its own message, as it refuses a direct delete).
+the delete guard refuses them with its own message, as it refuses a direct delete), and gateway_next: the next n
+requests are answered at once by "the gateway" with gateway_status (502) and a body that is not Storage's, then
+carried out gateway_late_ms later (-1: never) with their answer thrown away, as when a proxy gives up on an upstream
+that goes on working.
 
     scripts/storage-emulator.py --port 54350 --database-url postgresql://supabase_storage_admin:…@127.0.0.1:54329/db \\
         --data-dir .local/storage --jwt-secret … [--hard-limits]
@@ -26,7 +29,7 @@ the delete guard refuses them with its own message, as it refuses a direct delet
 Differences from the real server: no S3 backend (files on disk), no image transformation, no TUS resumable uploads,
 no signed URLs, no move/copy/info routes and no bucket creation routes (they answer "route not found"), HS256 JWTs only.
 """
-import argparse, base64, hashlib, hmac, json, os, random, re, threading, time, unicodedata, uuid
+import argparse, base64, hashlib, hmac, io, json, os, random, re, threading, time, unicodedata, uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import quote, unquote, urlsplit
 
@@ -38,7 +41,7 @@ FAULTS_LOCK = threading.Lock()
 DEFAULT_FAULTS = {"fail_next": 0, "rate_limit_next": 0, "retry_after": 1, "delay_ms": 0, "drop_next": 0, "partial_delete": 0.0,
                   "partial_delete_next": 0, "fail_every": 0, "hang_next": 0, "hang_s": 600, "huge_body_next": 0,
                   "huge_body_bytes": -1, "echo_next": 0, "echo_status": 500, "raw_next": [], "answer_next": [],
-                  "guard_next": 0}
+                  "guard_next": 0, "gateway_next": 0, "gateway_status": 502, "gateway_late_ms": 1000}
 FAULTS = json.loads(json.dumps(DEFAULT_FAULTS))
 STATS = {"requests": 0, "deleted": 0, "faults": 0, "by_route": {}}
 
@@ -87,12 +90,12 @@ def connection():
 
 def take_fault(faults, request_number):
     """The fault the next request meets, taking one from its counter (the caller holds the faults' lock): a raw
-    answer, a hang, a huge body, an echo, a dropped connection, a failure, a rate limit, in that order; then every
+    answer, a hang, a huge body, an echo, a dropped connection, a gateway's answer, a failure, a rate limit, in that order; then every
     fail_every-th request fails. None when no fault is due. Keys a caller's faults lack count as 0."""
     if faults.get("raw_next"):
         return ("raw", base64.b64decode(faults["raw_next"].pop(0)))
     for key, action in (("hang_next", "hang"), ("huge_body_next", "huge"), ("echo_next", "echo"), ("drop_next", "drop"),
-                        ("fail_next", "fail"), ("rate_limit_next", "limit")):
+                        ("gateway_next", "gateway"), ("fail_next", "fail"), ("rate_limit_next", "limit")):
         if faults.get(key, 0) > 0:
             faults[key] -= 1
             return action
@@ -353,6 +356,7 @@ class Handler(BaseHTTPRequestHandler):
                 STATS["faults"] += 1
             retry_after = FAULTS["retry_after"]
             hang_s, huge_bytes, echo_status = FAULTS["hang_s"], FAULTS["huge_body_bytes"], FAULTS["echo_status"]
+            gateway_status, gateway_late_ms = FAULTS["gateway_status"], FAULTS["gateway_late_ms"]
         if delay:
             time.sleep(delay / 1000)
         if action == "drop":
@@ -361,6 +365,18 @@ class Handler(BaseHTTPRequestHandler):
             return True
         if action and hostile(self, action, hang_s, huge_bytes, echo_status, retry_after):
             return True
+        if action == "gateway":
+            # The proxy in front answers at once, with its own body (no statusCode: not Storage's), and closes; the
+            # request still reaches Storage later, and what Storage answers then goes nowhere.
+            self.body()
+            self.close_connection = True
+            self.reply(int(gateway_status), {"message": "An invalid response was received from the upstream server"})
+            self.wfile.flush()
+            if gateway_late_ms < 0:
+                return True
+            time.sleep(gateway_late_ms / 1000)
+            self.wfile = io.BytesIO()
+            return False
         if action or answer:
             # Read the request body first, as a real server does: left unread it would be taken for the next request.
             self.body()

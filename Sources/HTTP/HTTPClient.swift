@@ -114,7 +114,9 @@ public final class HTTPClient {
             } else {
                 message = String(cString: steward_curl_easy_strerror(code))
             }
-            throw HTTPError(request: request.summary, message: message, curlCode: Int(code.rawValue))
+            var sentBytes = 0
+            _ = steward_curl_getinfo_long(handle, steward_CURLINFO_REQUEST_SIZE, &sentBytes)
+            throw HTTPError(request: request.summary, message: message, curlCode: Int(code.rawValue), requestSent: sentBytes > 0)
         }
         var status = 0
         _ = steward_curl_getinfo_long(handle, steward_CURLINFO_RESPONSE_CODE, &status)
@@ -127,11 +129,13 @@ extension HTTPClient {
     /// reads the body) are tried again after the policy's delay
     /// (a valid `Retry-After` wins, capped; an invalid one is ignored), never past the cancellation's deadline;
     /// any other answer, or the last one, is returned as it is. `onRetry` hears of each failed attempt before the
-    /// wait. Throws when the last attempt got no answer at all, or when cancelled.
+    /// wait. Throws when the last attempt got no answer at all, or when cancelled; the error's `requestSent` counts
+    /// every attempt that failed after sending.
     public func send(_ request: HTTPRequest, retrying policy: RetryPolicy,
                      onRetry: (_ attempt: Int, _ outcome: Result<HTTPResponse, HTTPError>, _ delay: Double) -> Void = { _, _, _ in })
         throws(HTTPError) -> (response: HTTPResponse, attempts: Int) {
         var attempt = 0
+        var earlierSent = false
         while true {
             attempt += 1
             let outcome: Result<HTTPResponse, HTTPError>
@@ -140,7 +144,10 @@ extension HTTPClient {
                 guard policy.isRetryable(response), attempt < policy.maxAttempts else { return (response, attempt) }
                 outcome = .success(response)
             } catch {
-                guard attempt < policy.maxAttempts, !error.cancelled, !error.answerTooLarge else { throw error }
+                guard attempt < policy.maxAttempts, !error.cancelled, !error.answerTooLarge else {
+                    throw HTTPError(request: error.request, message: error.message, curlCode: error.curlCode, requestSent: error.requestSent || earlierSent)
+                }
+                earlierSent = earlierSent || error.requestSent
                 outcome = .failure(error)
             }
             let retryAfter = (try? outcome.get())?.header("retry-after")
@@ -149,13 +156,13 @@ extension HTTPClient {
             if let left = cancellation.remainingSeconds, delay >= left {
                 switch outcome {
                 case .success(let response): return (response, attempt)
-                case .failure(let error): throw error
+                case .failure(let error): throw HTTPError(request: error.request, message: error.message, curlCode: error.curlCode, requestSent: earlierSent)
                 }
             }
             onRetry(attempt, outcome, delay)
             guard cancellation.wait(delay) else {
                 throw HTTPError(request: request.summary, message: "cancelled while waiting to retry (the run timed out or is stopping)",
-                                curlCode: Int(CURLE_ABORTED_BY_CALLBACK.rawValue))
+                                curlCode: Int(CURLE_ABORTED_BY_CALLBACK.rawValue), requestSent: earlierSent)
             }
         }
     }

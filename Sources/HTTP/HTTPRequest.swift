@@ -102,11 +102,14 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible {
     public var cancelled: Bool { curlCode == 42 }
     /// Whether the answer was refused for its size (the write callback stopped it): not worth another try.
     public var answerTooLarge: Bool { curlCode == 23 }
+    /// Whether any of the request went out before the transfer failed: the peer may then have acted on it.
+    public let requestSent: Bool
 
-    public init(request: String, message: String, curlCode: Int) {
+    public init(request: String, message: String, curlCode: Int, requestSent: Bool = false) {
         self.request = request
         self.message = message
         self.curlCode = curlCode
+        self.requestSent = requestSent
     }
 
     public var description: String { "\(request): \(message) (curl \(curlCode))" }

@@ -97,11 +97,19 @@ struct AvatarDeleter: Sendable {
             rescue(fenced.referenced, from: &remaining, outcome: &outcome, bucket: bucket, logger: logger)
             outcome.fenceHeldMilliseconds = max(outcome.fenceHeldMilliseconds, fenced.heldMilliseconds)
             let sent = remaining
-            if let failure = fenced.failure, failure.timedOut {
-                // App writes waited for the whole timeout: the run stops rather than make them wait again. Storage may
-                // still carry the request out: its intent rows stay pending, and the next run settles them.
-                outcome.stopped = "a DELETE request inside the fence ran into fence_request_timeout (\(FenceBudget.text(fenceRequestTimeout))): "
-                    + "the run stopped so profile saves are not held again; the next run settles its \(sent.count) name(s) (\(failure.text))"
+            if let failure = fenced.failure, failure.inFlight {
+                // Storage may still carry the request out: its intent rows stay pending, and the next run settles them
+                // once it can no longer land. App writes waited for the whole timeout: the run stops rather than make
+                // them wait again.
+                if failure.timedOut && fence {
+                    outcome.stopped = "a DELETE request inside the fence ran into fence_request_timeout (\(FenceBudget.text(fenceRequestTimeout))): "
+                        + "the run stopped so profile saves are not held again; the next run settles its \(sent.count) name(s) (\(failure.text))"
+                } else {
+                    outcome.stopped = "a DELETE request got no final answer and Storage may still carry it out (\(failure.text)): "
+                        + (fence ? "the fence was held until its fence_request_timeout (\(FenceBudget.text(fenceRequestTimeout))) had passed and the run stopped so profile saves are not held again"
+                                 : "the run stopped")
+                        + "; the next run settles its \(sent.count) name(s)"
+                }
                 return outcome
             }
             // Settle the intent rows: what Storage confirmed is deleted; the rest is checked against storage.objects
@@ -159,7 +167,10 @@ struct AvatarDeleter: Sendable {
         let text: String
         let retryable: Bool
         let retryAfter: String?
-        /// The request ran into its timeout inside the fence.
+        /// Storage may still carry the request out (it went out and no final answer came back): its names are left
+        /// pending for a later run, and the fence was held until the request's timeout had passed.
+        var inFlight = false
+        /// The request ran into its own timeout.
         var timedOut = false
     }
 
@@ -173,8 +184,9 @@ struct AvatarDeleter: Sendable {
     }
 
     /// The fence: in one transaction, the reference tables are locked in SHARE mode (reads go on, writes wait), the names
-    /// are re-checked, their intent rows dropped if referenced, and one DELETE request is sent before the lock is let go.
-    /// Nothing that a reference points to at the moment of deletion can be deleted. Runs on the database session's queue.
+    /// are re-checked, their intent rows dropped if referenced, and one DELETE request is sent before the lock is let go
+    /// (or, when Storage may still carry it out, once its timeout has passed). Nothing that a reference points to at the
+    /// moment of deletion can be deleted. Runs on the database session's queue.
     private func fencedDelete(_ c: Connection, pending: [String], bucket: String, runID: Int64, storage: StorageSession,
                               writtenSince: String, intentWritten: ContinuousClock.Instant) throws -> FencedOutcome {
         do {
@@ -211,8 +223,16 @@ struct AvatarDeleter: Sendable {
                                                                                     timeoutSeconds: fenceRequestTimeout) }
                 } catch let error as StorageError {
                     let seconds = (ContinuousClock.now - sentAt) / .seconds(1)
-                    outcome.failure = FenceFailure(text: error.description, retryable: error.isRetryable, retryAfter: error.retryAfter,
-                                                   timedOut: fence && error.kind == .network && seconds >= fenceRequestTimeout * 0.9)
+                    var failure = FenceFailure(text: error.description, retryable: error.isRetryable, retryAfter: error.retryAfter)
+                    if error.mayStillBeCarriedOut {
+                        failure.inFlight = true
+                        failure.timedOut = error.kind == .network && seconds >= fenceRequestTimeout * 0.9
+                        // A gateway's 502, a reset after sending: the request may still land, so the reference tables
+                        // stay locked until it no longer can, as they would for a slow answer.
+                        let left = fenceRequestTimeout - seconds
+                        if fence && left > 0 { _ = try c.query("select pg_sleep($1::float8)", [left]) }
+                    }
+                    outcome.failure = failure
                 }
                 return outcome
             }

@@ -33,10 +33,23 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
     public let message: String
     /// The server's `Retry-After` (seconds) on a 429 or 503, for a caller that waits before trying again itself.
     public var retryAfter: String? = nil
+    /// For an error without an answer: whether any of the request had gone out when the transfer failed.
+    public var requestSent = false
 
     /// Whether the same request may succeed later: no answer, rate limited (429), unavailable (503, 544), locked
     /// (423), a server error (5xx); by the body's statusCode first, the HTTP status second. Never another 4xx.
     public var isRetryable: Bool { [.network, .rateLimited, .unavailable, .locked, .server].contains(kind) }
+
+    /// Whether Storage may still carry the request out after this error came back: no answer although the request
+    /// had gone out (dropped, timed out, cancelled in flight), or a 5xx that is not Storage's own answer (no
+    /// `statusCode` in the body: a gateway's, whose upstream may still be working). Storage's own answers, and every
+    /// failure before the request went out, are final.
+    public var mayStillBeCarriedOut: Bool {
+        switch kind {
+        case .network, .cancelled: return requestSent
+        default: return httpStatus.map { (500...599).contains($0) } == true && statusCode == nil
+        }
+    }
 
     public var description: String {
         var text = "\(request): \(kind.rawValue)"

@@ -162,7 +162,7 @@ struct OrphanAvatarsTests {
         }
     }
 
-    @Test("every fault the emulator injects, alone: retried, honest summary, no referenced object deleted", arguments: [
+    @Test("every fault the emulator injects, alone: retried (a dropped connection: the run stops, the next settles and finishes), honest summary, no referenced object deleted", arguments: [
         ["fail_next": 2], ["rate_limit_next": 2, "retry_after": 1], ["drop_next": 1], ["partial_delete_next": 2], ["delay_ms": 300],
     ] as [[String: Double]])
     func faults(fault: [String: Double]) throws {
@@ -170,7 +170,16 @@ struct OrphanAvatarsTests {
             let orphans = (0..<40).map { "o\($0).jpeg" }
             try w.seed(orphans: orphans, kept: 2)
             try w.storage.faults(fault)
-            let (result, summary) = try w.run([], config: "batch_size = 10\nmax_fraction = 1\n")
+            var (result, summary) = try w.run([], config: "batch_size = 10\nmax_fraction = 1\n")
+            if fault["drop_next"] != nil {
+                // No answer after the request went out: Storage may still carry it out, so the run stops with the
+                // intent rows pending, and the next run settles them (the emulator had done nothing) and finishes.
+                #expect(result.exitCode != 0, "\(result.output)")
+                #expect(result.stdout.contains("no final answer"), "\(result.output)")
+                #expect(try w.db.connect().query("select count(*) from steward.deleted_objects where deleted_at is null").rows[0].decode(Int.self, at: 0) == 10)
+                (result, summary) = try w.run([], config: "batch_size = 10\nmax_fraction = 1\n")
+                #expect(result.stderr.contains("waiting out a request"), "\(result.stderr)")
+            }
             #expect(result.exitCode == 0, "\(fault): \(result.output)")
             #expect(try w.storage.objects() == ["keep0.jpeg", "keep1.jpeg"])
             #expect(try w.audited() == Set(orphans))
@@ -178,10 +187,10 @@ struct OrphanAvatarsTests {
             #expect(summary["deleted"] == (try w.storage.stats()["deleted"] as? Int))
             #expect((try w.storage.stats()["faults"] as? Int ?? 0) > 0 || fault["delay_ms"] != nil, "the fault was injected")
             if fault["partial_delete_next"] != nil { #expect((summary["partial_batches"] ?? 0) > 0) }
-            FaultLedger.record("Storage fault alone: \(fault.keys.sorted().joined(separator: ", "))", runs: 1,
+            FaultLedger.record("Storage fault alone: \(fault.keys.sorted().joined(separator: ", "))", runs: fault["drop_next"] != nil ? 2 : 1,
                                faults: (try w.storage.stats()["faults"] as? Int) ?? 0, objectsChecked: 42,
                                losses: try w.losses(kept: ["keep0.jpeg", "keep1.jpeg"], orphans: orphans))
-            if fault["fail_next"] != nil || fault["rate_limit_next"] != nil || fault["drop_next"] != nil {
+            if fault["fail_next"] != nil || fault["rate_limit_next"] != nil {
                 #expect((summary["http_requests"] ?? 0) > 4, "retries show in the request count")
                 #expect(result.stderr.contains("retrying"))
             }
@@ -201,7 +210,7 @@ struct OrphanAvatarsTests {
                 orphans.formUnion(names)
                 try w.storage.faults(["fail_every": 3, "partial_delete": round % 2 == 0 ? 0.3 : 0.0, "drop_next": 1])
                 let (result, _) = try w.run([], config: "batch_size = 4\nmax_fraction = 1\n")
-                #expect(result.exitCode == 0 || result.stdout.contains("batch(es) failed"), "\(result.output)")
+                #expect(result.exitCode == 0 || result.stdout.contains("batch(es) failed") || result.stdout.contains("no final answer"), "\(result.output)")
             }
             try w.storage.faults(["fail_every": 0, "partial_delete": 0.0, "drop_next": 0])
             _ = try w.run([], config: "batch_size = 4\nmax_fraction = 1\n")
@@ -525,6 +534,46 @@ struct OrphanAvatarsTests {
             #expect(again.exitCode == 0, "\(again.output)")
             #expect(try w.storage.objects() == ["keep0.jpeg"])
             #expect(try w.audited() == Set(orphans))
+        }
+    }
+
+    @Test("a DELETE a gateway answers with 502 while Storage carries it out later: the fence holds until the request can no longer land, the intent rows stay, the next run settles them",
+          arguments: [true, false])
+    func gatewayAnswerThenLateDelete(fence: Bool) throws {
+        try AvatarWorld.with(users: 2) { w in
+            // Room for a 4 s request inside the fence: the API roles' timeouts in this database only.
+            let admin = try w.db.connectAsAdmin()
+            for role in ["anon", "authenticated", "authenticator"] {
+                try admin.execute("alter role \(role) in database \(w.db.name) set statement_timeout = '20s'")
+            }
+            try admin.execute("alter role authenticator in database \(w.db.name) set lock_timeout = '20s'")
+            try w.seed(orphans: ["late0.jpeg", "late1.jpeg"], kept: 1)
+            try w.storage.faults(["gateway_next": 1, "gateway_status": 502, "gateway_late_ms": 1000])
+            let job = try w.start(["--force"], config: "batch_size = 2\nfence = \(fence ? "on" : "off")\nfence_wait = 1s\nfence_request_timeout = 4s\n")
+            #expect(eventually(30) { ((try? w.storage.stats()["faults"] as? Int) ?? 0) >= 1 }, "the gateway answered")
+            // The app saves a profile pointing at a name of the batch just after the gateway's answer. Under the fence
+            // the save waits until the request can no longer land, so the late DELETE comes first.
+            try w.reference(1, "late0.jpeg")
+            let presentAtSave = try w.storage.objects().contains("late0.jpeg")
+            let result = job.wait(timeout: 60)
+            #expect(result.exitCode != 0, "\(result.output)")
+            #expect(result.stdout.contains("no final answer"), "\(result.output)")
+            if fence {
+                #expect(!presentAtSave, "the save went through before the late DELETE landed: the fence was let go while the request could still land")
+                #expect(result.stdout.contains("the fence was held until its fence_request_timeout (4s)"), "\(result.stdout)")
+            }
+            #expect(eventually(10) { (try? w.storage.objects()) == ["keep0.jpeg"] }, "Storage carried the request out late")
+            let c = try w.db.connect()
+            #expect(try c.query("select count(*) from steward.deleted_objects where deleted_at is null").rows[0].decode(Int.self, at: 0) == 2,
+                    "the intent rows of a request that may still land stay until a later run settles them")
+            #expect((try w.storage.stats()["by_route"] as? [String: Int])?["DELETE /object"] == 1, "one request, then the run stopped")
+            try w.reference(1, nil)
+            let (again, summary) = try w.run(["--force"])
+            #expect(again.exitCode == 0, "\(again.output)")
+            #expect(again.stderr.contains("waiting out a request"), "\(again.stderr)")
+            #expect(summary["deleted"] == 0)
+            #expect(try w.audited() == ["late0.jpeg", "late1.jpeg"], "every object the late request deleted is audited")
+            #expect(try c.query("select count(*) from steward.deleted_objects where deleted_at is null").rows[0].decode(Int.self, at: 0) == 0)
         }
     }
 

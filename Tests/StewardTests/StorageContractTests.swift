@@ -93,6 +93,34 @@ struct StorageContractTests {
         }
     }
 
+    @Test("a failed DELETE may still be carried out only when it went out and no answer of Storage's own came back: a drop, a gateway's 5xx")
+    func fateOfAFailedRequest() throws {
+        try AvatarWorld.with(users: 1) { w in
+            let client = try Self.quickClient(w)
+            func failure(_ faults: [String: Any]) throws -> StorageError? {
+                try w.storage.reset()
+                try w.storage.faults(faults)
+                return #expect(throws: StorageError.self, "\(faults)") {
+                    try client.deleteObjects(bucket: "avatars", names: ["x.jpeg"], retrying: .once, timeoutSeconds: 2)
+                }
+            }
+            let dropped = try failure(["drop_next": 1])
+            #expect(dropped?.kind == .network && dropped?.requestSent == true && dropped?.mayStillBeCarriedOut == true, "\(String(describing: dropped))")
+            let gateway = try failure(["gateway_next": 1, "gateway_status": 504, "gateway_late_ms": -1])
+            #expect(gateway?.httpStatus == 504 && gateway?.statusCode == nil && gateway?.mayStillBeCarriedOut == true, "\(String(describing: gateway))")
+            let own = try failure(["fail_next": 1])
+            #expect(own?.httpStatus == 500 && own?.statusCode == "500" && own?.mayStillBeCarriedOut == false, "Storage's own 500 is its final word")
+            let transient = try failure(["answer_next": [Self.injected(Self.transient[0])]])
+            #expect(transient?.mayStillBeCarriedOut == false)
+            let hung = try failure(["hang_next": 1, "hang_s": 5])
+            #expect(hung?.kind == .network && hung?.mayStillBeCarriedOut == true, "a timeout after sending: \(String(describing: hung))")
+            // Nothing listens on the port: the request never went out.
+            let nobody = try StorageClient(url: "http://127.0.0.1:9", key: w.storage.serviceRoleKey, logger: .silent)
+            let refused = #expect(throws: StorageError.self) { try nobody.deleteObjects(bucket: "avatars", names: ["x.jpeg"], retrying: .once, timeoutSeconds: 2) }
+            #expect(refused?.kind == .network && refused?.requestSent == false && refused?.mayStillBeCarriedOut == false, "\(String(describing: refused))")
+        }
+    }
+
     @Test("orphan-avatars: the server's transient answers inside the fence are retried and the batch finishes; a plain 4xx is not retried",
           arguments: [true, false])
     func orphanJob(transient: Bool) throws {
