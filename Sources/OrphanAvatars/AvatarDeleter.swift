@@ -1,3 +1,4 @@
+import Glibc
 import HTTP
 import StewardLog
 import Postgres
@@ -209,28 +210,37 @@ struct AvatarDeleter: Sendable {
                 }
                 let names = pending.filter { !outcome.referenced.contains(Array($0.utf8)) }
                 guard !names.isEmpty else { return outcome }
+                // The re-check and the request share fence_request_timeout, so the fence holds app writes no longer
+                // than fence_wait and fence_request_timeout together; a re-check that took over half of it sends nothing.
+                let sentAt = ContinuousClock.now
+                let recheck = fence ? (sentAt - lockedAt) / .seconds(1) : 0
+                let requestTimeout = fenceRequestTimeout - recheck
+                guard requestTimeout >= fenceRequestTimeout / 2 else {
+                    outcome.failure = FenceFailure(text: "the re-check inside the fence took \(FenceBudget.text(recheck)), over half of fence_request_timeout (\(FenceBudget.text(fenceRequestTimeout))); nothing was sent",
+                                                   retryable: true, retryAfter: nil)
+                    return outcome
+                }
                 // The request goes out only if its timeout ends before the intent rows' settle_after: a run that
                 // settles them later can then be sure nothing of this batch is still on its way.
-                let sentAt = ContinuousClock.now
-                guard (sentAt - intentWritten) / .seconds(1) + fenceRequestTimeout <= intentLifetime - 1 else {
-                    outcome.failure = FenceFailure(text: "the fence and the re-check took longer than \(FenceBudget.text(intentLifetime - 1 - fenceRequestTimeout)); nothing was sent",
+                guard (sentAt - intentWritten) / .seconds(1) + requestTimeout <= intentLifetime - 1 else {
+                    outcome.failure = FenceFailure(text: "the fence and the re-check took longer than \(FenceBudget.text(intentLifetime - 1 - requestTimeout)); nothing was sent",
                                                    retryable: true, retryAfter: nil)
                     return outcome
                 }
                 // Only the request happens under the lock; its answer is read after the lock is let go.
                 do {
                     answer = try storage.runBlocking { try $0.deleteObjectsAnswer(bucket: bucket, names: names, retrying: .once,
-                                                                                    timeoutSeconds: fenceRequestTimeout) }
+                                                                                    timeoutSeconds: requestTimeout) }
                 } catch let error as StorageError {
                     let seconds = (ContinuousClock.now - sentAt) / .seconds(1)
                     var failure = FenceFailure(text: error.description, retryable: error.isRetryable, retryAfter: error.retryAfter)
                     if error.mayStillBeCarriedOut {
                         failure.inFlight = true
-                        failure.timedOut = error.kind == .network && seconds >= fenceRequestTimeout * 0.9
+                        failure.timedOut = error.kind == .network && seconds >= requestTimeout * 0.9
                         // A gateway's 502, a reset after sending: the request may still land, so the reference tables
-                        // stay locked until it no longer can, as they would for a slow answer.
-                        let left = fenceRequestTimeout - seconds
-                        if fence && left > 0 { _ = try c.query("select pg_sleep($1::float8)", [left]) }
+                        // stay locked until it no longer can, as they would for a slow answer. Not cut short by a
+                        // cancellation (a stop waits for it, at most fence_request_timeout): the lock is the promise.
+                        if fence { Self.sleep(until: sentAt + .seconds(requestTimeout)) }
                     }
                     outcome.failure = failure
                 }
@@ -252,6 +262,13 @@ struct AvatarDeleter: Sendable {
             // The fence could not be had in time (long app transactions on a reference table): nothing was sent.
             return FencedOutcome(failure: FenceFailure(text: "the reference tables stayed locked by other transactions for \(fenceWaitMilliseconds) ms (fence_wait)",
                                                        retryable: true, retryAfter: nil))
+        }
+    }
+
+    /// Blocks this thread until `instant`, whatever happens meanwhile (no cancellation ends it early).
+    private static func sleep(until instant: ContinuousClock.Instant) {
+        while case let left = instant - ContinuousClock.now, left > .zero {
+            usleep(UInt32(min(left / .microseconds(1), 1_000_000)))
         }
     }
 

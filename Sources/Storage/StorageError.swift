@@ -41,13 +41,15 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
     public var isRetryable: Bool { [.network, .rateLimited, .unavailable, .locked, .server].contains(kind) }
 
     /// Whether Storage may still carry the request out after this error came back: no answer although the request
-    /// had gone out (dropped, timed out, cancelled in flight), or a 5xx that is not Storage's own answer (no
-    /// `statusCode` in the body: a gateway's, whose upstream may still be working). Storage's own answers, and every
-    /// failure before the request went out, are final.
+    /// had gone out (dropped, timed out, cancelled in flight), a gateway's status (502, 504, 520–527, whatever the
+    /// body), or a 5xx that is not Storage's own answer (no `statusCode` in the body). Storage's own answers, and
+    /// every failure before the request went out, are final.
     public var mayStillBeCarriedOut: Bool {
         switch kind {
         case .network, .cancelled: return requestSent
-        default: return httpStatus.map { (500...599).contains($0) } == true && statusCode == nil
+        default:
+            guard let httpStatus, (500...599).contains(httpStatus) else { return false }
+            return statusCode == nil || httpStatus == 502 || httpStatus == 504 || (520...527).contains(httpStatus)
         }
     }
 

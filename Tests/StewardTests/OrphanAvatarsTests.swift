@@ -24,6 +24,15 @@ struct AvatarWorld {
         }
     }
 
+    /// Raises the API roles' timeouts in this database only, so the fence has room for requests of up to 9 s.
+    func roomForLongRequests() throws {
+        let admin = try db.connectAsAdmin()
+        for role in ["anon", "authenticated", "authenticator"] {
+            try admin.execute("alter role \(role) in database \(db.name) set statement_timeout = '20s'")
+        }
+        try admin.execute("alter role authenticator in database \(db.name) set lock_timeout = '20s'")
+    }
+
     /// Points user `index`'s profile at `reference` (as the app would after an upload).
     func reference(_ index: Int, _ reference: String?) throws {
         try db.connectAsAdmin().query("update public.profiles set avatar_url = $1 where id = $2", [reference, users[index]])
@@ -332,6 +341,25 @@ struct OrphanAvatarsTests {
         }
     }
 
+    @Test("the re-check inside the fence counts against fence_request_timeout: writes are held no longer than the lock wait and that timeout")
+    func recheckInsideTheBudget() throws {
+        try AvatarWorld.with { w in
+            try w.seed(orphans: ["slow.jpeg"], kept: 1)
+            // Inside the fence (the only read made while an intent row is pending) the view takes 0.4 s.
+            try w.db.connect().execute("""
+                create view public.fence_slow_refs as
+                with pause as materialized (select pg_sleep(case when exists (select 1 from steward.deleted_objects where deleted_at is null) then 0.4 else 0 end))
+                select p.avatar_url from public.profiles p, pause
+                """)
+            try w.storage.faults(["delay_ms": 3000])
+            let (result, _) = try w.run(["--force"], config: "references = public.fence_slow_refs.avatar_url\nfence_wait = 1s\nfence_request_timeout = 1s")
+            #expect(result.exitCode != 0, "\(result.output)")
+            #expect(result.stdout.contains("ran into fence_request_timeout"), "\(result.output)")
+            let held = result.stdout.firstMatch(of: /fence_held_ms_max=([0-9]+)/).flatMap { Int($0.1) }
+            #expect(held.map { (900...1150).contains($0) } == true, "the fence held writes \(String(describing: held)) ms: \(result.stdout)")
+        }
+    }
+
     @Test("the scheduled job under steward run cleans the bucket, and its numbers reach the metrics")
     func scheduled() throws {
         try AvatarWorld.with { w in
@@ -541,12 +569,7 @@ struct OrphanAvatarsTests {
           arguments: [true, false])
     func gatewayAnswerThenLateDelete(fence: Bool) throws {
         try AvatarWorld.with(users: 2) { w in
-            // Room for a 4 s request inside the fence: the API roles' timeouts in this database only.
-            let admin = try w.db.connectAsAdmin()
-            for role in ["anon", "authenticated", "authenticator"] {
-                try admin.execute("alter role \(role) in database \(w.db.name) set statement_timeout = '20s'")
-            }
-            try admin.execute("alter role authenticator in database \(w.db.name) set lock_timeout = '20s'")
+            try w.roomForLongRequests()
             try w.seed(orphans: ["late0.jpeg", "late1.jpeg"], kept: 1)
             try w.storage.faults(["gateway_next": 1, "gateway_status": 502, "gateway_late_ms": 1000])
             let job = try w.start(["--force"], config: "batch_size = 2\nfence = \(fence ? "on" : "off")\nfence_wait = 1s\nfence_request_timeout = 4s\n")
@@ -574,6 +597,25 @@ struct OrphanAvatarsTests {
             #expect(summary["deleted"] == 0)
             #expect(try w.audited() == ["late0.jpeg", "late1.jpeg"], "every object the late request deleted is audited")
             #expect(try c.query("select count(*) from steward.deleted_objects where deleted_at is null").rows[0].decode(Int.self, at: 0) == 0)
+        }
+    }
+
+    @Test("the run's timeout passing while the fence is held for a request with no final answer does not cut the hold short: a save still lands after the late DELETE")
+    func timeoutDuringTheHold() throws {
+        try AvatarWorld.with(users: 2) { w in
+            try w.roomForLongRequests()
+            try w.seed(orphans: ["late0.jpeg"], kept: 1)
+            // The gateway answers about a second in; the run's timeout passes at 6 s, Storage deletes 6.5 s after
+            // the gateway's answer, and the fence is held until 9 s after it.
+            try w.storage.faults(["gateway_next": 1, "gateway_status": 504, "gateway_late_ms": 6500])
+            let job = try w.start(["--force"], config: "timeout = 6s\nfence_wait = 1s\nfence_request_timeout = 9s\n")
+            #expect(eventually(30) { ((try? w.storage.stats()["faults"] as? Int) ?? 0) >= 1 }, "the gateway answered")
+            try w.reference(1, "late0.jpeg")
+            let presentAtSave = try w.storage.objects().contains("late0.jpeg")
+            let result = job.wait(timeout: 60)
+            #expect(!presentAtSave, "the timeout let the fence go while the request could still land: \(result.output)")
+            #expect(result.exitCode != 0, "\(result.output)")
+            #expect(try w.db.connect().query("select count(*) from steward.deleted_objects where deleted_at is null").rows[0].decode(Int.self, at: 0) == 1)
         }
     }
 
