@@ -295,13 +295,15 @@ end;
 """#
 
     /// A select over the relation `source` (columns `col`, `ref` and `v`, the value as text) and the buckets
-    /// `buckets` (an SQL `text[]` expression), giving rows `(col, ref, bucket, v, name)`: the names a plain name or
-    /// the common URL gives (`v` null), and for any other value one marker row, `name` null and `v` kept, whose names
-    /// `markerNamesSQL` asks the function for. Names longer than `longestName` characters are left out (no object
-    /// has one). No array is built per value and no subplan runs, so `create table … as` reads it in parallel.
+    /// `buckets` (an SQL `text[]` expression), giving rows `(col, ref, bucket, v, name, common)`: the names a plain
+    /// name or the common URL gives (`v` null, `common` true), and for any other value one marker row, `name` null and
+    /// `v` kept, whose names `markerNamesSQL` asks the function for. Of the names a common value gives in a bucket,
+    /// exactly one has no `?` (its primary name, the shortest); the others are it with the URL's query. Names longer
+    /// than `longestName` characters are left out (no object has one). No array is built per value and no subplan
+    /// runs, so `create table … as` reads it in parallel.
     public static func readingSQL(source: String, buckets: String, longestName: Int) -> String {
         """
-        select x.col, x.ref, x.bucket, case when x.name is null then x.v end as v, x.name collate "C" as name
+        select x.col, x.ref, x.bucket, case when x.name is null then x.v end as v, x.name collate "C" as name, x.name is not null as common
         from (select s.col, s.ref, b.bucket, s.v, unnest(coalesce(\(commonNamesSQL(value: "s.v", bucket: "b.bucket")), '{NULL}'::text[])) as name
               from (\(source)) s cross join unnest(\(buckets)) as b(bucket)) x
         where x.name is null or length(x.name) <= \(longestName)

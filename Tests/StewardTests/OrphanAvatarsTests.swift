@@ -475,6 +475,32 @@ struct OrphanAvatarsTests {
         }
     }
 
+    @Test("a reference is dangling when none of the names it may name exists: URLs with a query, forms read by the function, one bucket or two",
+          arguments: [false, true])
+    func danglingForms(twoBuckets: Bool) throws {
+        try AvatarWorld.with { w in
+            let url = "https://x.supabase.co/storage/v1/object/public/avatars/"
+            let admin = try w.db.connectAsAdmin()
+            try admin.execute("insert into storage.buckets (id, name) values ('other', 'other')")
+            // Objects written as Storage writes its rows; a name may hold a `?` (the query-string reading of a URL).
+            try admin.query("""
+                insert into storage.objects (bucket_id, name, created_at, updated_at)
+                select b, n, now() - interval '2 days', now() - interval '2 days'
+                from unnest($1::text[], $2::text[]) as x(b, n)
+                """, [["avatars", "avatars", "avatars", "other"], ["q.jpeg?t=1", "here.jpeg", "there.jpeg", "gone.jpeg"]])
+            try w.reference(0, "gone.jpeg")                      // missing in avatars; in other
+            try w.reference(1, url + "q.jpeg?t=1")               // only its query-string name exists
+            try w.reference(2, url + "none.jpeg?t=2")            // neither name exists
+            try w.reference(3, url + "here.jpeg?t=3")            // its plain name exists
+            try w.reference(4, "there.jpeg")
+            try w.reference(5, "avatars/k1.jpeg")                // read by the function; no name exists
+            let (result, summary) = try w.run(["--dry-run"], config: twoBuckets ? "buckets = avatars,other\n" : "")
+            #expect(result.exitCode == 0, "\(result.output)")
+            #expect(summary["dangling_references"] == (twoBuckets ? 2 : 3), "\(result.output)")
+            #expect(result.stderr.contains("none.jpeg"), "\(result.stderr)")
+        }
+    }
+
     @Test("keys: an sb_secret_ key goes in apikey alone; a wrong key is refused and never printed")
     func keys() throws {
         try AvatarWorld.with { w in
