@@ -75,7 +75,7 @@ let package = Package(
         .target(name: "Control", dependencies: ["OutputText", "CSystem", "FileSystem", "StewardLog"]),
         .target(name: "FileSystem"),
         .target(name: "Systemd"),
-        .target(name: "Daemon", dependencies: ["OutputText", "AdvisoryLocks", "Config", "Control", "FileSystem", "Jobs", "StewardLog", "Migrations", "Postgres", "Scheduler", "Systemd", "SupabaseProject"], exclude: ["leader.sql"]),
+        .target(name: "Daemon", dependencies: ["OutputText", "AdvisoryLocks", "Config", "Control", "CSystem", "FileSystem", "Jobs", "StewardLog", "Migrations", "Postgres", "Scheduler", "Systemd", "SupabaseProject"], exclude: ["leader.sql"]),
 
         // The executable only wires the modules together.
         .executableTarget(

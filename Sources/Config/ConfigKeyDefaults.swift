@@ -14,7 +14,7 @@ extension StewardConfig {
         "storage": ["url": "unset (jobs that need Storage stay off)", "service_key_file": "unset"],
         "metrics": ["textfile": "unset (metrics only through steward ctl metrics)", "interval": "15"],
         "advisor": ["schemas": "public", "ignore": "none"],
-        "daemon": ["leader_poll": "2", "shutdown_timeout": "30", "host": "the host name"],
+        "daemon": ["leader_poll": "2", "shutdown_timeout": "30", "host": "the host name", "release_memory_after": "10"],
     ]
 
     /// Every section and key Steward accepts, with what each takes (the table `config check` validates against).

@@ -49,6 +49,9 @@ public struct StewardConfig: Sendable {
     /// `[daemon]`
     public var leaderPollSeconds: Double = 2
     public var shutdownTimeoutSeconds: Double = 30
+    /// Seconds of quiet (no job running, nothing changing) after which the daemon hands back memory it is not
+    /// using; 0: never.
+    public var releaseMemoryAfterSeconds: Double = 10
     public var host: String?
 
     /// `[advisor]`: the schemas the Data API exposes, and the ignore rules as written (value, line).
@@ -88,7 +91,8 @@ public struct StewardConfig: Sendable {
         "metrics": ["textfile": "an absolute path ending in .prom", "interval": "seconds from 1 to 86400"],
         "advisor": ["schemas": "the schemas the Data API exposes, comma-separated (default public)",
                     "ignore": "name:schema.object  # why (may be repeated, one rule a line)"],
-        "daemon": ["leader_poll": "seconds from 0.1 to 60", "shutdown_timeout": "seconds from 0 to 86400", "host": "a name for this instance"],
+        "daemon": ["leader_poll": "seconds from 0.1 to 60", "shutdown_timeout": "seconds from 0 to 86400", "host": "a name for this instance",
+                   "release_memory_after": "seconds from 0 (never) to 86400"],
     ]
 
     /// Loads `path` (if given), then applies `STEWARD_*` variables from `environment`.
@@ -228,6 +232,9 @@ public struct StewardConfig: Sendable {
         case ("daemon", "shutdown_timeout"):
             guard let n = ConfigNumber.seconds(value, in: 0...86400) else { throw bad() }
             shutdownTimeoutSeconds = n
+        case ("daemon", "release_memory_after"):
+            guard let n = ConfigNumber.seconds(value, in: 0...86400) else { throw bad() }
+            releaseMemoryAfterSeconds = n
         case ("advisor", "schemas"):
             let schemas = value.split(separator: ",").map { $0.trimmingWhitespace() }.filter { !$0.isEmpty }
             guard !schemas.isEmpty else { throw bad() }

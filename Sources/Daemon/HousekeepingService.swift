@@ -6,7 +6,9 @@ import Systemd
 /// Watchdog pings, the systemd status line, and the metrics textfile; ends when its task is cancelled.
 /// It sleeps until the status changes (leadership, reachability, a run starting or ending) or the next ping or
 /// metrics write is due; without a watchdog or a metrics file an idle daemon does not wake it at all. While a run
-/// here reports progress, the status line shows it and is refreshed every `[log] progress_interval`.
+/// here reports progress, the status line shows it and is refreshed every `[log] progress_interval`. Once nothing
+/// has changed and no job has run for `[daemon] release_memory_after` seconds, it hands back idle memory, once a
+/// quiet spell.
 struct HousekeepingService: DaemonService {
     let coordinator: Coordinator
     let notifier: SystemdNotifier
@@ -16,6 +18,9 @@ struct HousekeepingService: DaemonService {
         var lastStatus = ""
         var lastPing = Date.distantPast
         var lastMetrics = Date.distantPast
+        var lastState = ""
+        var quietSince = Date()
+        var released = false
         while !Task.isCancelled {
             let seen = coordinator.statusChanges.generation
             let now = Date()
@@ -37,6 +42,19 @@ struct HousekeepingService: DaemonService {
                 nextDue = nextDue.map { min($0, progressDue) } ?? progressDue
             }
             if status != lastStatus { notifier.status(status); lastStatus = status }
+            let state = "\(s.0) \(s.1) \(s.2)"
+            if state != lastState { lastState = state; quietSince = now; released = false }
+            let releaseAfter = config.releaseMemoryAfterSeconds
+            if releaseAfter > 0, s.2 == 0, !released {
+                let due = quietSince.addingTimeInterval(releaseAfter)
+                if now >= due {
+                    released = true
+                    let advised = IdleMemory.release()
+                    logger.debug("handed back idle memory", [("mappings", advised.map { String($0) } ?? "none (the kernel cannot)")])
+                } else {
+                    nextDue = nextDue.map { min($0, due) } ?? due
+                }
+            }
             if let path = config.metricsTextfile {
                 if now.timeIntervalSince(lastMetrics) >= config.metricsIntervalSeconds {
                     do { try MetricsRenderer.write(MetricsRenderer.render(coordinator), to: path) }

@@ -40,7 +40,7 @@ struct StewardConfigTests {
         let keys = Set(file.entries.map { "\($0.section).\($0.key)" })
         for key in ["database.url", "database.password_file", "database.connect_timeout", "migrations.dir", "migrations.lock_wait",
                     "migrations.lock_timeout", "migrations.statement_timeout", "log.level", "log.format", "control.socket", "storage.url", "storage.service_key_file",
-                    "metrics.textfile", "metrics.interval", "daemon.leader_poll", "daemon.shutdown_timeout", "daemon.host",
+                    "metrics.textfile", "metrics.interval", "daemon.leader_poll", "daemon.shutdown_timeout", "daemon.host", "daemon.release_memory_after",
                     "job.prune-history.schedule", "job.prune-history.time_zone", "job.prune-history.enabled", "job.prune-history.timeout",
                     "job.prune-history.retries", "job.prune-history.retry_backoff", "job.prune-history.missed",
                     "job.prune-history.retention", "migrations.include", "job.username-check.schedule", "job.username-check.min_length",

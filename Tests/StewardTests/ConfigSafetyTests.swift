@@ -24,6 +24,8 @@ struct ConfigSafetyTests {
         ("[migrations]\nlock_wait = inf\n", ":2: [migrations] lock_wait"),
         ("[migrations]\nlock_wait = nan\n", ":2: [migrations] lock_wait"),
         ("[daemon]\nleader_poll = 0\n", ":2: [daemon] leader_poll"),
+        ("[daemon]\nrelease_memory_after = nan\n", ":2: [daemon] release_memory_after"),
+        ("[daemon]\nrelease_memory_after = -1\n", ":2: [daemon] release_memory_after"),
         ("[job.prune-history]\nretry_backoff = 9223372036854775807s\n", ":2: [job.prune-history] retry_backoff"),
         ("[job.prune-history]\nschedule = @every 99999999999999d\n", ":2: [job.prune-history] schedule"),
     ])

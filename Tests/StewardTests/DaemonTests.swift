@@ -101,6 +101,33 @@ struct DaemonTests {
         #expect(result.stderr.contains("lost leadership") || result.stderr.contains("database unreachable"))
     }
 
+    @Test("an idle daemon hands back memory it is not using after release_memory_after seconds of quiet, again after a run; 0: never")
+    func idleMemory() throws {
+        try withTestDatabase { db in
+            let daemon = try DaemonProcess(databaseURL: db.url, config: "release_memory_after = 1\n[job.prune-history]\nschedule = @daily\n")
+            #expect(daemon.waitUntil(leader: true, timeout: 20))
+            func releases() -> [Int] {
+                daemon.process.stderrSoFar.matches(of: /handed back idle memory mappings=([0-9]+)/).compactMap { Int($0.1) }
+            }
+            #expect(eventually(10) { releases().count == 1 }, "\(daemon.process.stderrSoFar.suffix(1500))")
+            #expect(releases().first.map { $0 > 10 } == true, "the binary and its libraries are advised: \(releases())")
+            // Quiet and unchanged: not again. A run ends: again, once.
+            usleep(1_500_000)
+            #expect(releases().count == 1)
+            #expect(try daemon.ctl(["run", "prune-history"]).exitCode == 0)
+            #expect(eventually(10) { releases().count == 2 }, "\(daemon.process.stderrSoFar.suffix(1500))")
+            // The pages handed back come in again when used.
+            #expect(try daemon.ctl(["jobs"]).exitCode == 0)
+            #expect(daemon.stop().exitCode == 0)
+
+            let never = try DaemonProcess(databaseURL: db.url, config: "release_memory_after = 0\n[job.prune-history]\nschedule = @daily\n")
+            #expect(never.waitUntil(leader: true, timeout: 20))
+            usleep(2_500_000)
+            #expect(!never.process.stderrSoFar.contains("handed back idle memory"))
+            #expect(never.stop().exitCode == 0)
+        }
+    }
+
     @Test("reload: a bad config is refused with file:line and the old one kept; a good one applies")
     func reload() throws {
         try withTestDatabase { db in
