@@ -32,7 +32,8 @@ struct HousekeepingService: DaemonService {
                 }
                 nextDue = lastPing.addingTimeInterval(interval)
             }
-            let s = coordinator.state.withLock { ($0.isLeader, $0.databaseReachable, $0.scheduler.runningJobs.count, $0.progress) }
+            let s = coordinator.state.withLock { ($0.isLeader, $0.databaseReachable, $0.scheduler.runningJobs.count, $0.progress,
+                                                  $0.runs.values.reduce(0) { $0 + $1.values.reduce(0, +) }) }
             var status = !s.1 ? "database unreachable; retrying" : (s.0 ? "leader; \(s.2) job(s) running" : "standing by (another instance leads)")
             let config = coordinator.settings.config
             if !s.3.isEmpty {
@@ -42,7 +43,8 @@ struct HousekeepingService: DaemonService {
                 nextDue = nextDue.map { min($0, progressDue) } ?? progressDue
             }
             if status != lastStatus { notifier.status(status); lastStatus = status }
-            let state = "\(s.0) \(s.1) \(s.2)"
+            // Runs ended count too: a short run can start and end between two wake-ups.
+            let state = "\(s.0) \(s.1) \(s.2) \(s.4)"
             if state != lastState { lastState = state; quietSince = now; released = false }
             let releaseAfter = config.releaseMemoryAfterSeconds
             if releaseAfter > 0, s.2 == 0, !released {
@@ -50,7 +52,7 @@ struct HousekeepingService: DaemonService {
                 if now >= due {
                     released = true
                     let advised = IdleMemory.release()
-                    logger.debug("handed back idle memory", [("mappings", advised.map { String($0) } ?? "none (the kernel cannot)")])
+                    logger.debug("handed back idle memory", [("segments", String(advised))])
                 } else {
                     nextDue = nextDue.map { min($0, due) } ?? due
                 }

@@ -107,7 +107,7 @@ struct DaemonTests {
             let daemon = try DaemonProcess(databaseURL: db.url, config: "release_memory_after = 1\n[job.prune-history]\nschedule = @daily\n")
             #expect(daemon.waitUntil(leader: true, timeout: 20))
             func releases() -> [Int] {
-                daemon.process.stderrSoFar.matches(of: /handed back idle memory mappings=([0-9]+)/).compactMap { Int($0.1) }
+                daemon.process.stderrSoFar.matches(of: /handed back idle memory segments=([0-9]+)/).compactMap { Int($0.1) }
             }
             #expect(eventually(10) { releases().count == 1 }, "\(daemon.process.stderrSoFar.suffix(1500))")
             #expect(releases().first.map { $0 > 10 } == true, "the binary and its libraries are advised: \(releases())")

@@ -8,10 +8,10 @@ int steward_accept4(int fd, int flags);
 /* pipe2(fds, flags). */
 int steward_pipe2(int fds[2], int flags);
 
-/* Hands back to the kernel the pages of this process's read-only file mappings (its code, its libraries' code
-   and read-only data) with madvise(MADV_PAGEOUT), and the malloc heap's free pages with malloc_trim. Pages still
-   in use are read in again on their next touch. Returns how many mappings were advised, or -1 (errno set) when
-   /proc/self/maps cannot be read or the kernel lacks MADV_PAGEOUT (before Linux 5.4). */
+/* Hands back to the kernel the pages of the never-written segments of every loaded object (the program's and its
+   libraries' code and read-only data, found by dl_iterate_phdr): MADV_PAGEOUT frees them where the kernel allows it,
+   MADV_DONTNEED unmaps them otherwise; malloc_trim returns the heap's free pages. Pages still in use come back on
+   their next touch. Returns how many segments were advised. */
 int steward_release_cold_pages(void);
 
 #endif
