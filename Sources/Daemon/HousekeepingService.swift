@@ -18,7 +18,7 @@ struct HousekeepingService: DaemonService {
         var lastStatus = ""
         var lastPing = Date.distantPast
         var lastMetrics = Date.distantPast
-        var lastState = ""
+        var lastState: (leader: Bool, reachable: Bool, running: Int, ended: Int)?
         var quietSince = Date()
         var released = false
         while !Task.isCancelled {
@@ -44,8 +44,8 @@ struct HousekeepingService: DaemonService {
             }
             if status != lastStatus { notifier.status(status); lastStatus = status }
             // Runs ended count too: a short run can start and end between two wake-ups.
-            let state = "\(s.0) \(s.1) \(s.2) \(s.4)"
-            if state != lastState { lastState = state; quietSince = now; released = false }
+            let state = (leader: s.0, reachable: s.1, running: s.2, ended: s.4)
+            if lastState.map({ $0 != state }) ?? true { lastState = state; quietSince = now; released = false }
             let releaseAfter = config.releaseMemoryAfterSeconds
             if releaseAfter > 0, s.2 == 0, !released {
                 let due = quietSince.addingTimeInterval(releaseAfter)

@@ -144,9 +144,7 @@ extension HTTPClient {
                 guard policy.isRetryable(response), attempt < policy.maxAttempts else { return (response, attempt) }
                 outcome = .success(response)
             } catch {
-                guard attempt < policy.maxAttempts, !error.cancelled, !error.answerTooLarge else {
-                    throw HTTPError(request: error.request, message: error.message, curlCode: error.curlCode, requestSent: error.requestSent || earlierSent)
-                }
+                guard attempt < policy.maxAttempts, !error.cancelled, !error.answerTooLarge else { throw error.sent(alsoIf: earlierSent) }
                 earlierSent = earlierSent || error.requestSent
                 outcome = .failure(error)
             }
@@ -156,7 +154,7 @@ extension HTTPClient {
             if let left = cancellation.remainingSeconds, delay >= left {
                 switch outcome {
                 case .success(let response): return (response, attempt)
-                case .failure(let error): throw HTTPError(request: error.request, message: error.message, curlCode: error.curlCode, requestSent: earlierSent)
+                case .failure(let error): throw error.sent(alsoIf: earlierSent)
                 }
             }
             onRetry(attempt, outcome, delay)

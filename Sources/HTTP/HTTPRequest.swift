@@ -103,7 +103,7 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible {
     /// Whether the answer was refused for its size (the write callback stopped it): not worth another try.
     public var answerTooLarge: Bool { curlCode == 23 }
     /// Whether any of the request went out before the transfer failed: the peer may then have acted on it.
-    public let requestSent: Bool
+    public internal(set) var requestSent: Bool
 
     public init(request: String, message: String, curlCode: Int, requestSent: Bool = false) {
         self.request = request
@@ -113,4 +113,11 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible {
     }
 
     public var description: String { "\(request): \(message) (curl \(curlCode))" }
+
+    /// The same error, counted as sent when an earlier attempt of the same request was.
+    func sent(alsoIf earlierSent: Bool) -> HTTPError {
+        var error = self
+        error.requestSent = requestSent || earlierSent
+        return error
+    }
 }
