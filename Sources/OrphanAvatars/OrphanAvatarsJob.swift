@@ -11,8 +11,8 @@ import Storage
 /// The seed app uploads a new `<UUID>.jpeg` on every profile save, so every save orphans the previous avatar.
 /// Rows of `storage.objects` cannot be deleted with SQL (the delete guard), and doing so would orphan the files:
 /// deletion goes through `DELETE /object/{bucket}`. References are read in the database with one definition of what
-/// a value may name (`ObjectReference`) into temporary tables; candidates are read a window at a time off the index;
-/// memory stays flat at any size.
+/// a value may name (`ObjectReference`) into the run's working tables (`ScanTables`), candidates found by one anti-join
+/// and read a page at a time off their index; memory stays flat at any size.
 public struct OrphanAvatarsJob: Job {
     public static let name = "orphan-avatars"
     public static let abstract = "Delete avatars no profile references any more, through the Storage API (dry run, safety brake, audit)."
@@ -127,7 +127,17 @@ public struct OrphanAvatarsJob: Job {
 
     public func run(_ context: JobContext) async throws -> JobSummary {
         // Its Storage transfers and retry waits stop at the run's deadline or cancellation.
-        try await HTTPCancellation(deadline: context.deadline).scope { try await self.clean(context) }
+        try await HTTPCancellation(deadline: context.deadline).scope {
+            do {
+                let summary = try await self.clean(context)
+                try await context.database.run { c in try ScanTables.drop(c) }
+                return summary
+            } catch {
+                // Best effort: the next run drops them before it starts.
+                try? await context.database.run { c in try ScanTables.drop(c) }
+                throw error
+            }
+        }
     }
 
     private func clean(_ context: JobContext) async throws -> JobSummary {
@@ -178,27 +188,22 @@ public struct OrphanAvatarsJob: Job {
             summary.note("unrecognised references (kept what they may name): " + scan.examples.joined(separator: " | "))
         }
 
-        // One anti-join a bucket finds every candidate, kept in a temporary table; the brake counts them there and
-        // the deletion pages through them: each object and each reference is looked at once, whatever the size.
-        var totals = (objects: Int64(0), candidates: Int64(0), bytes: Int64(0))
-        var perBucket: [(String, Int64, Int64)] = []
-        try await db.run { c in try Self.clearCandidates(c) }
-        context.progress.begin("scanning", total: Int64(buckets.count))
-        for bucket in buckets {
-            let (objects, candidates, bytes) = try await db.run { [self, loose = scan.unrecognised > 0] c in
-                try findCandidates(c, bucket: bucket, loose: loose)
-            }
-            perBucket.append((bucket, objects, candidates))
-            totals.objects += objects; totals.candidates += candidates; totals.bytes = totals.bytes.saturatingSum(bytes)
-            context.progress.advance()
+        // One anti-join finds every candidate, kept in a working table; the brake counts them there and the deletion
+        // pages through them: each object and each reference is looked at once, whatever the size.
+        var totals = (objects: Int64(0), candidates: Int64(0), bytes: Int64(0), unowned: Int64(0))
+        context.progress.begin("scanning")
+        let perBucket = try await db.run { [self, loose = scan.unrecognised > 0] c in try findCandidates(c, loose: loose) }
+        for found in perBucket {
+            totals.objects += found.objects; totals.candidates += found.candidates; totals.unowned += found.unowned
+            totals.bytes = totals.bytes.saturatingSum(found.bytes)
         }
-        try await db.run { c in try Self.indexCandidates(c) }
         summary.set("objects", totals.objects)
         summary.set("candidates", totals.candidates)
         summary.set(context.dryRun ? "bytes_would_free" : "candidate_bytes", totals.bytes)
 
         // The safety brake: an empty profiles table after a bad restore must not wipe the bucket.
-        for (bucket, objects, candidates) in perBucket where objects > 0 {
+        for found in perBucket where found.objects > 0 {
+            let (bucket, objects, candidates) = (found.bucket, found.objects, found.candidates)
             let share = Double(candidates) / Double(objects)
             if (share > maxFraction || candidates > maxPerRun) && !context.force {
                 let refusal = "safety brake: \(candidates) of \(objects) objects in \(bucket) (\(Int(share * 100)) %) would be deleted; "
@@ -258,7 +263,9 @@ public struct OrphanAvatarsJob: Job {
             summary.note("listed the first \(listed) of \(totals.candidates) candidates")
         }
 
-        let (dangling, unowned) = try await db.run { [buckets] c in try Self.reportOnly(c, buckets: buckets) }
+        let dangling = try await db.run { [buckets] c in try Self.danglingReferences(c, buckets: buckets) }
+        // As the scan found them, unless this run deleted some objects since.
+        let unowned = deleted > 0 ? try await db.run { [buckets] c in try Self.unownedObjects(c, buckets: buckets) } : totals.unowned
         if dangling.count > 0 { log.warning("profiles point to objects that do not exist", [("count", String(dangling.count)), ("examples", dangling.examples)]) }
         // No owner: uploaded with the service role or by an anonymous client; Storage records neither's identity.
         if unowned > 0 { log.warning("objects with no owner (uploaded with the service role or anonymously)", [("count", String(unowned))]) }
@@ -338,8 +345,8 @@ public struct OrphanAvatarsJob: Job {
     }
 
     /// Reads every configured reference column in one snapshot and keeps, per bucket, the names each value may name
-    /// (`steward_orphan_refs`; a value is `(col, ref)`: the column's place in `references`, the row's `ctid` or place) and
-    /// the texts of values not understood for certain, reversed (`steward_orphan_loose`), both computed in SQL by the
+    /// (`steward.orphan_refs`; a value is `(col, ref)`: the column's place in `references`, the row's `ctid` or place) and
+    /// the texts of values not understood for certain, reversed (`steward.orphan_loose`), both computed in SQL by the
     /// one definition in `ObjectReference`: plain names and the common URL by string functions, in parallel workers
     /// (`create table … as`), the rest by the run's copy of the function.
     private func loadReferences(_ db: DatabaseSession, rowAddressed: [Bool]) async throws -> ReferenceScan {
@@ -369,22 +376,22 @@ public struct OrphanAvatarsJob: Job {
                     set local jit = off;
                     """)
                 _ = try c.execute(ObjectReference.functionsSQL(schema: "pg_temp"))
-                _ = try c.execute("drop table if exists steward_orphan_refs, steward_orphan_loose")
+                try ScanTables.drop(c)
                 var scan = ReferenceScan()
                 scan.since = try c.query("select (pg_snapshot_xmin(pg_current_snapshot())::text::numeric % 4294967296)::text").scalar(String.self)
                 scan.references = try c.query("select count(*) from (\(unescaped: source)) s").scalar(Int64.self)
                 let reading = ObjectReference.readingSQL(source: source, buckets: "$1::text[]", longestName: longest)
-                _ = try c.query("create temporary table steward_orphan_refs as \(unescaped: reading)", [buckets])
+                _ = try c.query("create unlogged table steward.orphan_refs as \(unescaped: reading)", [buckets])
                 // Values the common forms do not read: their names from the function, exact ones beside the rest, the
                 // ones not understood for certain kept reversed for the candidates' probe.
                 _ = try c.execute("""
-                    create temporary table steward_orphan_loose (col int2 not null, ref tid not null, bucket text not null, tail text collate "C" not null)
+                    create unlogged table steward.orphan_loose (col int2 not null, ref tid not null, bucket text not null, tail text collate "C" not null)
                     """)
                 let markers = try c.query("""
                     with m as materialized (\(unescaped: Self.markerNames)),
-                    exact as (insert into steward_orphan_refs (col, ref, bucket, name)
+                    exact as (insert into steward.orphan_refs (col, ref, bucket, name)
                               select col, ref, bucket, name from m where not loose and length(name) <= $1),
-                    loose as (insert into steward_orphan_loose select col, ref, bucket, left(reverse(name), $1) from m where loose)
+                    loose as (insert into steward.orphan_loose select col, ref, bucket, left(reverse(name), $1) from m where loose)
                     select (select count(distinct (col, ref)) from m where loose),
                            coalesce((select array_agg(e) from (select distinct left(v, 80) as e from m where loose order by 1 limit 3) x), '{}')
                     """, [longest]).firstRow()
@@ -392,15 +399,15 @@ public struct OrphanAvatarsJob: Job {
                 scan.examples = try markers.decode([String].self, at: 1)
                 // The exact names are read whole by hash joins (the anti-join, the dangling report): no index to build.
                 _ = try c.execute("""
-                    create index steward_orphan_loose_key on steward_orphan_loose (bucket, tail);
-                    analyze steward_orphan_refs; analyze steward_orphan_loose
+                    create index orphan_loose_key on steward.orphan_loose (bucket, tail);
+                    analyze steward.orphan_refs; analyze steward.orphan_loose
                     """)
                 return scan
             }
         }
     }
 
-    static let markerNames = ObjectReference.markerNamesSQL(table: "steward_orphan_refs", function: "pg_temp.steward_reference_names")
+    static let markerNames = ObjectReference.markerNamesSQL(table: "steward.orphan_refs", function: "pg_temp.steward_reference_names")
 
     // MARK: - Candidates
 
@@ -417,17 +424,17 @@ public struct OrphanAvatarsJob: Job {
     /// reversed texts' index (texts kept to their last `longestDeletableName` characters, all a probe compares).
     private func candidatePredicate(loose: Bool) -> PostgresQuery {
         var predicate: PostgresQuery = """
-            o.bucket_id = $1
+            o.bucket_id = any($1::text[])
               and coalesce(o.updated_at, o.created_at, now()) < now() - make_interval(secs => $2::float8)
               and not (o.name like any ($3::text[]))
               and length(o.name) <= \(ObjectReference.longestDeletableName)
-              and not exists (select 1 from steward_orphan_refs r where r.bucket = o.bucket_id and r.name = o.name collate "C")
+              and not exists (select 1 from steward.orphan_refs r where r.bucket = o.bucket_id and r.name = o.name collate "C")
             """
         if loose {
             for part: PostgresQuery in ["o.name", "split_part(o.name, '/', -1)"] {
                 predicate.append("""
 
-                      and not exists (select 1 from (select l.tail from steward_orphan_loose l
+                      and not exists (select 1 from (select l.tail from steward.orphan_loose l
                                                      where l.bucket = o.bucket_id and l.tail >= reverse(\(part)) collate "C"
                                                      order by l.tail limit 1) x
                                       where left(x.tail, length(\(part))) = reverse(\(part)) collate "C")
@@ -441,48 +448,51 @@ public struct OrphanAvatarsJob: Job {
         keepPrefixes.map { $0.replacing("\\", with: "\\\\").replacing("%", with: "\\%").replacing("_", with: "\\_") + "%" }
     }
 
-    /// Empties this session's candidate table (created on first use; temporary, so gone with the session).
-    static func clearCandidates(_ c: Connection) throws {
-        _ = try c.execute("""
-            set client_min_messages = warning;
-            create temporary table if not exists steward_orphan_candidates (
-              bucket text not null, name text collate "C" not null, size bigint not null, owner text, created_at float8);
-            drop index if exists steward_orphan_candidates_key;
-            truncate steward_orphan_candidates;
-            reset client_min_messages
-            """)
+    /// What the scan found in one bucket.
+    struct BucketScan: Sendable {
+        let bucket: String
+        let objects: Int64
+        /// Objects with no owner (uploaded with the service role or anonymously), as the scan found them.
+        let unowned: Int64
+        let candidates: Int64
+        let bytes: Int64
     }
 
-    /// The objects of `bucket` and, in one anti-join against the references read by the scan, its candidates (kept
-    /// in `steward_orphan_candidates`) with their bytes.
-    private func findCandidates(_ c: Connection, bucket: String, loose: Bool) throws -> (Int64, Int64, Int64) {
+    /// Every bucket's objects and, in one anti-join against the references read by the scan, its candidates (kept
+    /// in `steward.orphan_candidates`, indexed by name for the pages) with their bytes, in the order of `buckets`.
+    private func findCandidates(_ c: Connection, loose: Bool) throws -> [BucketScan] {
         try c.transaction { c in
-            let objects = try c.query("select count(*) from storage.objects where bucket_id = $1", [bucket]).scalar(Int64.self)
-            let row = try c.query("""
-                with found as (
-                  insert into steward_orphan_candidates
-                  select o.bucket_id, o.name, coalesce((o.metadata ->> 'size')::bigint, 0), o.owner::text, extract(epoch from o.created_at)::float8
-                  from storage.objects o where \(candidatePredicate(loose: loose))
-                  returning size)
-                select count(*), coalesce(sum(size), 0)::int8 from found
-                """, [bucket, graceSeconds, keepPatterns]).firstRow()
-            return (objects, try row.decode(Int64.self, at: 0), try row.decode(Int64.self, at: 1))
+            // `create table … as` reads in parallel workers (an insert through a `with` would not).
+            _ = try c.query("""
+                create unlogged table steward.orphan_candidates as
+                select o.bucket_id as bucket, o.name collate "C" as name, coalesce((o.metadata ->> 'size')::bigint, 0) as size,
+                       o.owner::text as owner, extract(epoch from o.created_at)::float8 as created_at
+                from storage.objects o where \(candidatePredicate(loose: loose))
+                """, [buckets, graceSeconds, keepPatterns])
+            _ = try c.execute("""
+                create index orphan_candidates_key on steward.orphan_candidates (bucket, name);
+                analyze steward.orphan_candidates
+                """)
+            return try c.query("""
+                select b.bucket, o.objects, o.unowned, k.candidates, k.bytes
+                from unnest($1::text[]) with ordinality b(bucket, i)
+                cross join lateral (select count(*) as objects, count(*) filter (where o.owner is null and o.owner_id is null) as unowned
+                                    from storage.objects o where o.bucket_id = b.bucket) o
+                cross join lateral (select count(*) as candidates, coalesce(sum(k.size), 0)::int8 as bytes
+                                    from steward.orphan_candidates k where k.bucket = b.bucket) k
+                order by b.i
+                """, [buckets]).rows.map { row in
+                BucketScan(bucket: try row.decode(String.self, at: 0), objects: try row.decode(Int64.self, at: 1), unowned: try row.decode(Int64.self, at: 2),
+                           candidates: try row.decode(Int64.self, at: 3), bytes: try row.decode(Int64.self, at: 4))
+            }
         }
-    }
-
-    /// Indexes the candidates by name once all are found, so pages are read off the index in name order.
-    static func indexCandidates(_ c: Connection) throws {
-        _ = try c.execute("""
-            create index steward_orphan_candidates_key on steward_orphan_candidates (bucket, name);
-            analyze steward_orphan_candidates
-            """)
     }
 
     /// Up to `size` candidates of `bucket` after the name `after`, in name order, that storage.objects still holds
     /// past the grace (an object deleted or overwritten since the scan is left out).
     private func candidatePage(_ c: Connection, bucket: String, after: String, size: Int) throws -> [Candidate] {
         try c.query("""
-            select k.name, k.size, k.owner, k.created_at from steward_orphan_candidates k
+            select k.name, k.size, k.owner, k.created_at from steward.orphan_candidates k
             where k.bucket = $1 and k.name > $2 collate "C"
               and exists (select 1 from storage.objects o
                           where o.bucket_id = k.bucket and o.name = k.name collate "default"
@@ -494,28 +504,34 @@ public struct OrphanAvatarsJob: Job {
         }
     }
 
-    /// Reported, never fixed: references to objects that do not exist, and objects nobody owns.
-    static func reportOnly(_ c: Connection, buckets: [String]) throws -> ((count: Int64, examples: String), Int64) {
+    /// Objects in `buckets` with no owner (uploaded with the service role or anonymously): reported, never fixed.
+    static func unownedObjects(_ c: Connection, buckets: [String]) throws -> Int64 {
+        try c.query("select count(*) from storage.objects where bucket_id = any($1::text[]) and owner is null and owner_id is null",
+                    [buckets]).scalar(Int64.self)
+    }
+
+    /// Reported, never fixed: references to objects that do not exist, with a few examples.
+    static func danglingReferences(_ c: Connection, buckets: [String]) throws -> (count: Int64, examples: String) {
         // A reference is dangling when none of the names it may name exists (only values understood for certain).
         // Grouping every name by its value spills at a million rows. With one bucket, a value read in SQL is dangling
         // when its primary name (the one without `?`) is missing and none of its other names exists: one anti-join
         // of the primary names, then a look at the few values left; values read by the function are grouped as before.
         let grouped = """
             select min(r.bucket || '/' || r.name) as name
-            from steward_orphan_refs r left join storage.objects o on o.bucket_id = r.bucket and o.name = r.name collate "C"
-            where r.name is not null and not exists (select 1 from steward_orphan_loose l where l.col = r.col and l.ref = r.ref)
+            from steward.orphan_refs r left join storage.objects o on o.bucket_id = r.bucket and o.name = r.name collate "C"
+            where r.name is not null and not exists (select 1 from steward.orphan_loose l where l.col = r.col and l.ref = r.ref)
               and (r.common is null or $1)
             group by r.col, r.ref
             having count(o.id) = 0
             """
         let row = try c.query("""
             with primaries as materialized (
-              select r.col, r.ref, r.bucket, r.name from steward_orphan_refs r
+              select r.col, r.ref, r.bucket, r.name from steward.orphan_refs r
               where not $1 and r.common and strpos(r.name, '?') = 0
                 and not exists (select 1 from storage.objects o where o.bucket_id = r.bucket and o.name = r.name collate "C")
-                and not exists (select 1 from steward_orphan_loose l where l.col = r.col and l.ref = r.ref)),
+                and not exists (select 1 from steward.orphan_loose l where l.col = r.col and l.ref = r.ref)),
             kept as materialized (
-              select s.col, s.ref from steward_orphan_refs s join primaries p on s.col = p.col and s.ref = p.ref and s.bucket = p.bucket
+              select s.col, s.ref from steward.orphan_refs s join primaries p on s.col = p.col and s.ref = p.ref and s.bucket = p.bucket
               cross join lateral (select 1 from storage.objects o where o.bucket_id = s.bucket and o.name = s.name collate "default" limit 1) e
               where s.common and strpos(s.name, '?') > 0),
             dangling as (
@@ -525,9 +541,7 @@ public struct OrphanAvatarsJob: Job {
             select count(*), coalesce(string_agg(name, ', ') filter (where rn <= 5), '')
             from (select name, row_number() over () as rn from dangling) d
             """, [buckets.count > 1]).firstRow()
-        let unowned = try c.query("select count(*) from storage.objects where bucket_id = any($1::text[]) and owner is null and owner_id is null",
-                                  [buckets]).scalar(Int64.self)
-        return ((try row.decode(Int64.self, at: 0), try row.decode(String.self, at: 1)), unowned)
+        return (try row.decode(Int64.self, at: 0), try row.decode(String.self, at: 1))
     }
 
 }

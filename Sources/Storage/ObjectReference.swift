@@ -306,7 +306,7 @@ end;
         select x.col, x.ref, x.bucket, case when x.name is null then x.v end as v, x.name collate "C" as name, x.name is not null as common
         from (select s.col, s.ref, b.bucket, s.v, unnest(coalesce(\(commonNamesSQL(value: "s.v", bucket: "b.bucket")), '{NULL}'::text[])) as name
               from (\(source)) s cross join unnest(\(buckets)) as b(bucket)) x
-        where x.name is null or length(x.name) <= \(longestName)
+        where x.name is null or octet_length(x.name) <= \(longestName) or length(x.name) <= \(longestName)
         """
     }
 
@@ -323,22 +323,22 @@ end;
     /// and null for every other value. It takes the URL apart at its `/` with `split_part` (the scheme and host hold
     /// none, nor do the two segments or the query; negative positions count from the end) and tests each piece with
     /// an anchored character class, cheapest tests first: a fraction of the cost of that pattern's captures, and no
-    /// array to build, so the reading runs in parallel workers.
+    /// array to build, so the reading runs in parallel workers. Counts are of bytes where that is exact (`/` and `?` are
+    /// one byte): counting characters walks the UTF-8 text again.
     public static func commonNamesSQL(value v: String, bucket b: String) -> String {
         func piece(_ n: Int) -> String { "split_part(\(v), '/', \(n))" }
         let last = piece(-1), first = piece(-2), access = piece(-3)
-        let slashes = "(length(\(v)) - length(replace(\(v), '/', '')))"
+        let slashes = "(octet_length(\(v)) - octet_length(replace(\(v), '/', '')))"
         let name = "split_part(\(last), '?', 1)"
-        let query = "substr(\(last), position('?' in \(last)))"
+        let hasQuery = "\(last) like '%?%'"
         return """
-            case when \(v) ~ '\(plainName)' then array[\(v)]
+            case when strpos(\(v), '/') = 0 and \(v) ~ '\(plainName)' then array[\(v)]
                  when \(piece(4)) = 'storage' and \(piece(5)) = 'v1' and \(piece(2)) = ''
                       and ((\(piece(6)) = 'object' and \(slashes) = 8) or (\(piece(6)) = 'render' and \(piece(7)) = 'image' and \(slashes) = 9))
                       and \(access) in ('public', 'authenticated', 'sign')
-                      and \(piece(1)) ~ '\(schemeColon)' and \(piece(3)) ~ '\(hostName)' and \(first) ~ '\(plainName)' and \(name) ~ '\(plainName)'
-                      and (position('?' in \(last)) = 0 or \(query) ~ '\(plainQuery)')
-                 then case when \(first) = \(b) then array_remove(array[case when position('?' in \(last)) > 0 then \(last) end, \(name)], null)
-                           when \(access) = \(b) then array_remove(array[case when position('?' in \(last)) > 0 then \(first) || '/' || \(last) end,
+                      and \(piece(1)) ~ '\(schemeColon)' and \(piece(3)) ~ '\(hostName)' and \(first) ~ '\(plainName)' and \(last) ~ '\(plainTail)'
+                 then case when \(first) = \(b) then array_remove(array[case when \(hasQuery) then \(last) end, \(name)], null)
+                           when \(access) = \(b) then array_remove(array[case when \(hasQuery) then \(first) || '/' || \(last) end,
                                                                           \(first) || '/' || \(name)], null)
                            else '{}' end
             end
@@ -349,6 +349,8 @@ end;
     static let schemeColon = "^[A-Za-z][A-Za-z0-9+.-]*:$"
     static let hostName = "^[^/?#[:space:]]*$"
     static let plainQuery = #"^\?[A-Za-z0-9=&_.-]+$"#
+    /// A plain name with an optional plain query: the last piece as `plainName` and `plainQuery` read it together.
+    static let plainTail = "^" + plainName.dropFirst().dropLast() + "(" + plainQuery.dropFirst().dropLast() + ")?$"
 
     /// `create function` statements for both functions under `schema` (`pg_temp` for a run's own copy).
     public static func functionsSQL(schema: String) -> String {

@@ -77,6 +77,12 @@ struct AvatarWorld {
         return kept.subtracting(present).count + gone.subtracting(try audited()).count
     }
 
+    /// The scan's working tables (`steward.orphan_*`) that exist now.
+    func workingTables() throws -> [String] {
+        try db.connectAsAdmin().query("select tablename::text from pg_tables where schemaname = 'steward' and tablename like 'orphan\\_%' order by 1")
+            .rows.map { try $0.decode(String.self, at: 0) }
+    }
+
     func audited() throws -> Set<String> {
         Set(try db.connect().query("select name from steward.deleted_objects where deleted_at is not null").rows.map { try $0.decode(String.self, at: 0) })
     }
@@ -264,15 +270,48 @@ struct OrphanAvatarsTests {
             #expect(eventually(15) { ((try? w.storage.stats()["deleted"] as? Int) ?? 0) >= 2 })
             job.kill(SIGKILL)
             _ = job.wait(timeout: 5)
+            #expect(try w.workingTables() == ["orphan_candidates", "orphan_loose", "orphan_refs"], "a killed run leaves its working tables")
             try w.storage.faults(["delay_ms": 0])
             let (result, _) = try w.run(["--force"], config: "batch_size = 2\n")
             #expect(result.exitCode == 0, "\(result.output)")
+            #expect(try w.workingTables().isEmpty, "the next run drops them when it ends")
             #expect(try w.storage.objects().isEmpty)
             #expect(try w.audited() == Set(names))
             #expect(try w.db.connect().query("select count(*) from steward.deleted_objects where deleted_at is null").rows[0].decode(Int.self, at: 0) == 0)
             #expect(try w.db.connect().query("select count(*) from steward.job_runs where status = 'running'").rows[0].decode(Int.self, at: 0) == 0)
             FaultLedger.record("job run killed (SIGKILL) mid-batch", runs: 2, faults: 1, objectsChecked: names.count,
                                losses: try w.losses(kept: [], orphans: names))
+        }
+    }
+
+    @Test("working tables a killed run left are dropped, not trusted; none outlive a run that ends, refused or not; the API roles cannot reach them")
+    func workingTablesLeftBehind() throws {
+        try AvatarWorld.with { w in
+            try w.seed(orphans: ["orphan.jpeg"], kept: 2)
+            // As a killed run might have left them, but stale: a reference keeping the orphan, a candidate that is kept.
+            try w.db.connect().execute("""
+                create unlogged table steward.orphan_refs as select 0::int2 as col, '(0,1)'::tid as ref, 'avatars'::text as bucket,
+                  null::text as v, 'orphan.jpeg' collate "C" as name, true as common;
+                create unlogged table steward.orphan_candidates as select 'avatars'::text as bucket, 'keep0.jpeg' collate "C" as name,
+                  0::bigint as size, null::text as owner, 0::float8 as created_at;
+                """)
+            for role in ["anon", "authenticated", "service_role", "authenticator"] {
+                #expect(try w.db.connectAsAdmin().query("select has_schema_privilege($1, 'steward', 'usage')", [role]).rows[0].decode(Bool.self, at: 0) == false,
+                        "\(role) may not use the steward schema")
+            }
+            let (dry, drySummary) = try w.run(["--dry-run"])
+            #expect(dry.exitCode == 0, "\(dry.output)")
+            #expect(drySummary["candidates"] == 1)
+            #expect(dry.stderr.contains("orphan.jpeg") && !dry.stderr.contains("name=keep0.jpeg"), "\(dry.stderr.suffix(600))")
+            #expect(try w.workingTables().isEmpty)
+            let (refused, _) = try w.run([], config: "max_fraction = 0.1\n")
+            #expect(refused.exitCode == 1, "\(refused.output)")
+            #expect(try w.workingTables().isEmpty, "a refused run drops them too")
+            let (result, summary) = try w.run()
+            #expect(result.exitCode == 0, "\(result.output)")
+            #expect(summary["deleted"] == 1)
+            #expect(try w.storage.objects() == ["keep0.jpeg", "keep1.jpeg"])
+            #expect(try w.workingTables().isEmpty)
         }
     }
 

@@ -1,0 +1,15 @@
+import Postgres
+
+/// The orphan scan's working tables: `steward.orphan_refs` (the names references may name), `steward.orphan_loose`
+/// (values not understood for certain) and `steward.orphan_candidates`. Unlogged tables in Steward's own schema rather
+/// than temporary ones, so PostgreSQL reads them in parallel workers (a temporary table is read by its session alone);
+/// the job's advisory lock keeps one run a database at them, and a run drops them when it starts and when it ends.
+enum ScanTables {
+    /// Drops all three (those that exist).
+    static func drop(_ c: Connection) throws {
+        _ = try c.execute("""
+            set local client_min_messages = warning;
+            drop table if exists steward.orphan_refs, steward.orphan_loose, steward.orphan_candidates
+            """)
+    }
+}
