@@ -381,11 +381,12 @@ public struct OrphanAvatarsJob: Job {
                 scan.since = try c.query("select (pg_snapshot_xmin(pg_current_snapshot())::text::numeric % 4294967296)::text").scalar(String.self)
                 scan.references = try c.query("select count(*) from (\(unescaped: source)) s").scalar(Int64.self)
                 let reading = ObjectReference.readingSQL(source: source, buckets: "$1::text[]", longestName: longest)
-                _ = try c.query("create unlogged table steward.orphan_refs as \(unescaped: reading)", [buckets])
+                _ = try c.query("create unlogged table steward.orphan_refs with (autovacuum_enabled = false) as \(unescaped: reading)", [buckets])
                 // Values the common forms do not read: their names from the function, exact ones beside the rest, the
                 // ones not understood for certain kept reversed for the candidates' probe.
                 _ = try c.execute("""
                     create unlogged table steward.orphan_loose (col int2 not null, ref tid not null, bucket text not null, tail text collate "C" not null)
+                        with (autovacuum_enabled = false)
                     """)
                 let markers = try c.query("""
                     with m as materialized (\(unescaped: Self.markerNames)),
@@ -464,7 +465,7 @@ public struct OrphanAvatarsJob: Job {
         try c.transaction { c in
             // `create table … as` reads in parallel workers (an insert through a `with` would not).
             _ = try c.query("""
-                create unlogged table steward.orphan_candidates as
+                create unlogged table steward.orphan_candidates with (autovacuum_enabled = false) as
                 select o.bucket_id as bucket, o.name collate "C" as name, coalesce((o.metadata ->> 'size')::bigint, 0) as size,
                        o.owner::text as owner, extract(epoch from o.created_at)::float8 as created_at
                 from storage.objects o where \(candidatePredicate(loose: loose))

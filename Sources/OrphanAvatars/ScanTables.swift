@@ -4,6 +4,8 @@ import Postgres
 /// (values not understood for certain) and `steward.orphan_candidates`. Unlogged tables in Steward's own schema rather
 /// than temporary ones, so PostgreSQL reads them in parallel workers (a temporary table is read by its session alone);
 /// the job's advisory lock keeps one run a database at them, and a run drops them when it starts and when it ends.
+/// Autovacuum is off for them: the run analyses them itself, and a drop would otherwise wait for an automatic
+/// analyse to give way (`deadlock_timeout`).
 enum ScanTables {
     /// Drops all three (those that exist).
     static func drop(_ c: Connection) throws {

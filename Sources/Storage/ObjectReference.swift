@@ -304,8 +304,9 @@ end;
     public static func readingSQL(source: String, buckets: String, longestName: Int) -> String {
         """
         select x.col, x.ref, x.bucket, case when x.name is null then x.v end as v, x.name collate "C" as name, x.name is not null as common
-        from (select s.col, s.ref, b.bucket, s.v, unnest(coalesce(\(commonNamesSQL(value: "s.v", bucket: "b.bucket")), '{NULL}'::text[])) as name
-              from (\(source)) s cross join unnest(\(buckets)) as b(bucket)) x
+        from (select s.col, s.ref, b.bucket, s.v, unnest(coalesce(\(commonNamesSQL(value: "s.v", bucket: "b.bucket", bucketIsPlain: "b.plain")), '{NULL}'::text[])) as name
+              from (\(source)) s
+              cross join unnest(\(buckets), array(select x ~ '\(plainName)' from unnest(\(buckets)) x)) as b(bucket, plain)) x
         where x.name is null or octet_length(x.name) <= \(longestName) or length(x.name) <= \(longestName)
         """
     }
@@ -318,14 +319,16 @@ end;
         """
     }
 
-    /// An expression over SQL expressions `value` and `bucket`: what a plain name or the common URL names (possibly
+    /// An expression over SQL expressions `value`, `bucket` and `bucketIsPlain` (whether the bucket's name is itself a
+    /// `plainName`, computed once a bucket): what a plain name or the common URL names (possibly
     /// none), exactly as the function's first two steps read them (`plainName`, `commonURLHead` + `commonURLTail`),
     /// and null for every other value. It takes the URL apart at its `/` with `split_part` (the scheme and host hold
     /// none, nor do the two segments or the query; negative positions count from the end) and tests each piece with
     /// an anchored character class, cheapest tests first: a fraction of the cost of that pattern's captures, and no
     /// array to build, so the reading runs in parallel workers. Counts are of bytes where that is exact (`/` and `?` are
-    /// one byte): counting characters walks the UTF-8 text again.
-    public static func commonNamesSQL(value v: String, bucket b: String) -> String {
+    /// one byte): counting characters walks the UTF-8 text again. The usual scheme and a segment equal to a plain bucket
+    /// pass without their pattern.
+    public static func commonNamesSQL(value v: String, bucket b: String, bucketIsPlain plainBucket: String) -> String {
         func piece(_ n: Int) -> String { "split_part(\(v), '/', \(n))" }
         let last = piece(-1), first = piece(-2), access = piece(-3)
         let slashes = "(octet_length(\(v)) - octet_length(replace(\(v), '/', '')))"
@@ -336,7 +339,8 @@ end;
                  when \(piece(4)) = 'storage' and \(piece(5)) = 'v1' and \(piece(2)) = ''
                       and ((\(piece(6)) = 'object' and \(slashes) = 8) or (\(piece(6)) = 'render' and \(piece(7)) = 'image' and \(slashes) = 9))
                       and \(access) in ('public', 'authenticated', 'sign')
-                      and \(piece(1)) ~ '\(schemeColon)' and \(piece(3)) ~ '\(hostName)' and \(first) ~ '\(plainName)' and \(last) ~ '\(plainTail)'
+                      and (\(piece(1)) = 'https:' or \(piece(1)) ~ '\(schemeColon)') and \(piece(3)) ~ '\(hostName)'
+                      and ((\(first) = \(b) and \(plainBucket)) or \(first) ~ '\(plainName)') and \(last) ~ '\(plainTail)'
                  then case when \(first) = \(b) then array_remove(array[case when \(hasQuery) then \(last) end, \(name)], null)
                            when \(access) = \(b) then array_remove(array[case when \(hasQuery) then \(first) || '/' || \(last) end,
                                                                           \(first) || '/' || \(name)], null)

@@ -43,6 +43,11 @@ struct OrphanScanTests {
         values += ["img-1.jpeg", "https://x.supabase.co/storage/v1/object/public/avatars/img-1.jpeg?t=1",
                    "https://x.supabase.co/storage/v1/render/image/authenticated/avatars/a/b.png",
                    "https://x.supabase.co/storage/v1/object/sign/other/img.jpeg?token=a.b", "", " ", "a/b"]
+        // A bucket whose own name is not plain: a URL's segment equal to it is not read in SQL (the shortcut for plain
+        // buckets must not take it); and the usual scheme beside others.
+        values += ["https://x.supabase.co/storage/v1/object/public/a!b/img.jpeg", "https://x.supabase.co/storage/v1/object/sign/a!b/i.png?token=1",
+                   "https://x.supabase.co/storage/v1/object/public/a!b/f/i.png", "HTTPS://x/storage/v1/object/public/avatars/i.png",
+                   "https:/storage/v1/object/public/avatars/i.png", "http+x://h/storage/v1/object/public/avatars/i.png"]
             // Generated values are mostly unusual ones; these make sure the common forms are a fair share too.
             values += (0..<800).map { "img-\($0).jpeg" } + (0..<800).map { "https://x.supabase.co/storage/v1/object/public/avatars/u\($0).png?t=\($0)" }
         try withTestDatabase { db in
@@ -52,11 +57,11 @@ struct OrphanScanTests {
             // reads references (every name kept: the job's length limit is not what is compared here).
             try c.query("create temporary table vals as select x.v from unnest($1::text[]) as x(v)", [values])
             let reading = ObjectReference.readingSQL(source: "select 0::int2 as col, t.ctid as ref, t.v from vals t",
-                                                     buckets: "array['avatars', 'other', 'public']", longestName: Int.max)
+                                                     buckets: "array['avatars', 'other', 'public', 'a!b']", longestName: Int.max)
             try c.execute("create temporary table reading as " + reading)
             let markers = ObjectReference.markerNamesSQL(table: "reading", function: "pg_temp.steward_reference_names")
             let rows = try c.query("""
-                with b as (select distinct bucket from (values ('avatars'), ('other'), ('public')) as t(bucket)),
+                with b as (select distinct bucket from (values ('avatars'), ('other'), ('public'), ('a!b')) as t(bucket)),
                 k as (select t.ctid as ref, t.v, b.bucket from vals t cross join b),
                 f as (select ref, bucket, name, false as loose from reading where name is not null
                       union all select ref, bucket, name, loose from (\(unescaped: markers)) m),
