@@ -192,7 +192,9 @@ public struct OrphanAvatarsJob: Job {
         // pages through them: each object and each reference is looked at once, whatever the size.
         var totals = (objects: Int64(0), candidates: Int64(0), bytes: Int64(0), unowned: Int64(0))
         context.progress.begin("scanning")
-        let perBucket = try await db.run { [self, loose = scan.unrecognised > 0] c in try findCandidates(c, loose: loose) }
+        let perBucket = try await db.run { [self, loose = scan.unrecognised > 0, indexed = !context.dryRun] c in
+            try findCandidates(c, loose: loose, indexed: indexed)
+        }
         for found in perBucket {
             totals.objects += found.objects; totals.candidates += found.candidates; totals.unowned += found.unowned
             totals.bytes = totals.bytes.saturatingSum(found.bytes)
@@ -225,6 +227,16 @@ public struct OrphanAvatarsJob: Job {
         var stopped: String?
         context.progress.begin(context.dryRun ? "listing" : "deleting", total: totals.candidates)
         buckets: for bucket in buckets {
+            if context.dryRun {
+                // The first 200 names of all buckets, in one page each.
+                guard listed < 200 else { break }
+                let page = try await db.run { [self, listed] c in try candidatePage(c, bucket: bucket, after: "", size: 200 - listed) }
+                for object in page {
+                    log.info("would delete", [("bucket", bucket), ("name", object.name), ("size", String(object.size))])
+                }
+                listed += page.count
+                continue
+            }
             // Pages of candidates in name order; each page is checked against storage.objects again (gone or
             // rewritten within the grace since the scan: left out).
             var after = ""
@@ -232,15 +244,6 @@ public struct OrphanAvatarsJob: Job {
                 let page = try await db.run { [self, after] c in try candidatePage(c, bucket: bucket, after: after, size: batchSize) }
                 guard let last = page.last else { break }
                 after = last.name
-                if context.dryRun {
-                    for object in page where listed < 200 {
-                        log.info("would delete", [("bucket", bucket), ("name", object.name), ("size", String(object.size))])
-                        listed += 1
-                    }
-                    context.progress.advance(by: Int64(page.count))
-                    if listed >= 200 { continue buckets }
-                    continue
-                }
                 batches += 1
                 let outcome = try await deleter.deleteBatch(page, bucket: bucket, runID: context.runID, db: db, storage: storage, logger: log)
                 context.progress.advance(by: Int64(page.count))
@@ -401,6 +404,7 @@ public struct OrphanAvatarsJob: Job {
                 // The exact names are read whole by hash joins (the anti-join, the dangling report): no index to build.
                 _ = try c.execute("""
                     create index orphan_loose_key on steward.orphan_loose (bucket, tail);
+                    set local default_statistics_target = \(ScanTables.statisticsTarget);
                     analyze steward.orphan_refs; analyze steward.orphan_loose
                     """)
                 return scan
@@ -460,8 +464,9 @@ public struct OrphanAvatarsJob: Job {
     }
 
     /// Every bucket's objects and, in one anti-join against the references read by the scan, its candidates (kept
-    /// in `steward.orphan_candidates`, indexed by name for the pages) with their bytes, in the order of `buckets`.
-    private func findCandidates(_ c: Connection, loose: Bool) throws -> [BucketScan] {
+    /// in `steward.orphan_candidates`, indexed by name for the pages when `indexed`: a dry run reads one page a
+    /// bucket) with their bytes, in the order of `buckets`.
+    private func findCandidates(_ c: Connection, loose: Bool, indexed: Bool) throws -> [BucketScan] {
         try c.transaction { c in
             // `create table … as` reads in parallel workers (an insert through a `with` would not).
             _ = try c.query("""
@@ -470,10 +475,8 @@ public struct OrphanAvatarsJob: Job {
                        o.owner::text as owner, extract(epoch from o.created_at)::float8 as created_at
                 from storage.objects o where \(candidatePredicate(loose: loose))
                 """, [buckets, graceSeconds, keepPatterns])
-            _ = try c.execute("""
-                create index orphan_candidates_key on steward.orphan_candidates (bucket, name);
-                analyze steward.orphan_candidates
-                """)
+            if indexed { _ = try c.execute("create index orphan_candidates_key on steward.orphan_candidates (bucket, name)") }
+            _ = try c.execute("set local default_statistics_target = \(ScanTables.statisticsTarget); analyze steward.orphan_candidates")
             return try c.query("""
                 select b.bucket, o.objects, o.unowned, k.candidates, k.bytes
                 from unnest($1::text[]) with ordinality b(bucket, i)

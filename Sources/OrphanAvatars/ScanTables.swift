@@ -7,6 +7,10 @@ import Postgres
 /// Autovacuum is off for them: the run analyses them itself, and a drop would otherwise wait for an automatic
 /// analyse to give way (`deadlock_timeout`).
 enum ScanTables {
+    /// The statistics target the run analyses them with: enough for the planner to choose its hash joins, a tenth of
+    /// the default's sample.
+    static let statisticsTarget = 10
+
     /// Drops all three (those that exist).
     static func drop(_ c: Connection) throws {
         _ = try c.execute("""
