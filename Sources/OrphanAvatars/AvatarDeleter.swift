@@ -284,7 +284,8 @@ struct AvatarDeleter: Sendable {
             let table = try SQLIdentifier(reference.schema, reference.table)
             var recent: PostgresQuery = ""
             if let writtenSince, tables.contains("\(reference.schema).\(reference.table)") {
-                recent = " and age(t.xmin) <= age(\(String(UInt32(writtenSince) ?? 0))::xid)"
+                // The boundary's age once (it is the same for every row within the transaction), not once a row.
+                recent = " and age(t.xmin) <= (select age(\(String(UInt32(writtenSince) ?? 0))::xid))"
             }
             let rows = try c.query("""
                 with f as materialized (select r.name, r.loose from \(table) t
