@@ -21,4 +21,10 @@ public struct JobContext: Sendable {
     /// Where the job says how far it has got (phase, done of total); the runner reports it in logs, `ctl jobs`,
     /// a terminal line and `steward_job_progress_ratio`.
     public let progress: JobProgress
+    /// `database`'s connection count when the job's lock was taken: a higher one means the connection broke and the
+    /// lock went with it (`lockHeld`).
+    public let lockGeneration: Int
+
+    /// Whether the job's lock is still held: false once `database` has had to open a new connection.
+    public var lockHeld: Bool { database.generation == lockGeneration }
 }

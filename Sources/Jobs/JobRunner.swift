@@ -63,8 +63,8 @@ public struct JobRunner: Sendable {
         let started = Date()
         let name = settings.name
         do {
-            let locked = try await session.run { c in
-                try c.query("select pg_try_advisory_lock(\(Self.lockNamespace), hashtext(\(name)))").scalar(Bool.self)
+            let (locked, generation) = try await session.run { [session] c in
+                (try c.query("select pg_try_advisory_lock(\(Self.lockNamespace), hashtext(\(name)))").scalar(Bool.self), session.generation)
             }
             guard locked else {
                 let reason = "another run of \(name) is in progress"
@@ -73,8 +73,8 @@ public struct JobRunner: Sendable {
                 }
                 return Outcome(status: .skipped, runID: nil, summary: nil, reason: reason, seconds: Date().timeIntervalSince(started))
             }
-            let outcome = await runLocked(job, settings: settings, scheduledFor: scheduledFor, trigger: trigger,
-                                          attempt: attempt, dryRun: dryRun, force: force, started: started, progress: progress)
+            let outcome = await runLocked(job, settings: settings, scheduledFor: scheduledFor, trigger: trigger, attempt: attempt,
+                                          dryRun: dryRun, force: force, started: started, progress: progress, lockGeneration: generation)
             // A broken connection has dropped the lock already; otherwise give it back for the next run.
             _ = try? await session.run { c in
                 try c.query("select pg_advisory_unlock($1, hashtext($2))", [Self.lockNamespace, name]).count
@@ -88,7 +88,7 @@ public struct JobRunner: Sendable {
 
     /// The run itself, with the job's lock held.
     private func runLocked(_ job: any Job, settings: JobSettings, scheduledFor: Date?, trigger: RunTrigger,
-                           attempt: Int, dryRun: Bool, force: Bool, started: Date, progress: JobProgress) async -> Outcome {
+                           attempt: Int, dryRun: Bool, force: Bool, started: Date, progress: JobProgress, lockGeneration: Int) async -> Outcome {
         let name = settings.name
         func elapsed() -> Double { Date().timeIntervalSince(started) }
         let id: Int64
@@ -108,7 +108,7 @@ public struct JobRunner: Sendable {
         let deadline = ContinuousClock.now + .milliseconds(Int64(Self.boundedSeconds(settings.timeoutSeconds) * 1000))
         let context = JobContext(dryRun: dryRun, database: session, logger: logger.named("job.\(name)"), settings: settings,
                                  scheduledFor: scheduledFor, runID: id, force: force, deadline: deadline,
-                                 progress: progress)
+                                 progress: progress, lockGeneration: lockGeneration)
         let reporter = JobProgressReporter(progress: progress, logger: logger, job: name, runID: id, intervalSeconds: progressIntervalSeconds)
         do {
             let summary = try await reporter.reporting {

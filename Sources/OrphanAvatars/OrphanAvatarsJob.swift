@@ -49,7 +49,9 @@ public struct OrphanAvatarsJob: Job {
 
     public static func settings(_ options: JobOptions, config: StewardConfig) throws(ConfigError) -> Settings {
         let buckets = try options.read("buckets") { value in
-            value.split(separator: ",").isEmpty ? .failure(JobOptions.Problem("name at least one bucket")) : .success(JobOptions.items(value))
+            // A bucket named twice is cleaned (and counted) once.
+            value.split(separator: ",").isEmpty ? .failure(JobOptions.Problem("name at least one bucket"))
+                : .success(JobOptions.items(value).reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } })
         }
         let grace = try options.duration("grace", example: "a duration such as 24h") {
             $0 >= 3600 ? nil : "the grace period must be at least 1h (an upload and the profile update that references it are not atomic)"
@@ -130,11 +132,15 @@ public struct OrphanAvatarsJob: Job {
         try await HTTPCancellation(deadline: context.deadline).scope {
             do {
                 let summary = try await self.clean(context)
-                try await context.database.run { c in try ScanTables.drop(c) }
+                // The work is done: a drop that cannot have its lock (a dump or a session reading them) leaves them
+                // to the next run rather than failing this one.
+                do { try await ScanTables.run(context) { c in try ScanTables.drop(c) } } catch {
+                    context.logger.warning("the working tables are left to the next run", [("error", "\(error)")])
+                }
                 return summary
             } catch {
-                // Best effort: the next run drops them before it starts.
-                try? await context.database.run { c in try ScanTables.drop(c) }
+                // Best effort, and only while the tables are this run's: the next run drops them before it starts.
+                try? await ScanTables.run(context) { c in try ScanTables.drop(c) }
                 throw error
             }
         }
@@ -178,7 +184,7 @@ public struct OrphanAvatarsJob: Job {
             log.warning("settled deletions left in flight by an interrupted run", [("confirmed", String(settled.confirmed)), ("not_deleted", String(settled.dropped))])
         }
         let relations = try await db.run { [self] c in try checkReferenceColumns(c) }
-        let scan = try await loadReferences(db, rowAddressed: relations.map(\.rowAddressed))
+        let scan = try await loadReferences(context, rowAddressed: relations.map(\.rowAddressed))
         summary.set("references", scan.references)
         summary.set("unrecognised_references", scan.unrecognised)
         if scan.unrecognised > 0 {
@@ -192,7 +198,7 @@ public struct OrphanAvatarsJob: Job {
         // pages through them: each object and each reference is looked at once, whatever the size.
         var totals = (objects: Int64(0), candidates: Int64(0), bytes: Int64(0), unowned: Int64(0))
         context.progress.begin("scanning")
-        let perBucket = try await db.run { [self, loose = scan.unrecognised > 0, indexed = !context.dryRun] c in
+        let perBucket = try await ScanTables.run(context) { [self, loose = scan.unrecognised > 0, indexed = !context.dryRun] c in
             try findCandidates(c, loose: loose, indexed: indexed)
         }
         for found in perBucket {
@@ -230,7 +236,7 @@ public struct OrphanAvatarsJob: Job {
             if context.dryRun {
                 // The first 200 names of all buckets, in one page each.
                 guard listed < 200 else { break }
-                let page = try await db.run { [self, listed] c in try candidatePage(c, bucket: bucket, after: "", size: 200 - listed) }
+                let page = try await ScanTables.run(context) { [self, listed] c in try candidatePage(c, bucket: bucket, after: "", size: 200 - listed) }
                 for object in page {
                     log.info("would delete", [("bucket", bucket), ("name", object.name), ("size", String(object.size))])
                 }
@@ -241,7 +247,7 @@ public struct OrphanAvatarsJob: Job {
             // rewritten within the grace since the scan: left out).
             var after = ""
             while true {
-                let page = try await db.run { [self, after] c in try candidatePage(c, bucket: bucket, after: after, size: batchSize) }
+                let page = try await ScanTables.run(context) { [self, after] c in try candidatePage(c, bucket: bucket, after: after, size: batchSize) }
                 guard let last = page.last else { break }
                 after = last.name
                 batches += 1
@@ -266,9 +272,9 @@ public struct OrphanAvatarsJob: Job {
             summary.note("listed the first \(listed) of \(totals.candidates) candidates")
         }
 
-        let dangling = try await db.run { [buckets] c in try Self.danglingReferences(c, buckets: buckets) }
+        let dangling = try await ScanTables.run(context) { [buckets] c in try Self.danglingReferences(c, buckets: buckets) }
         // As the scan found them, unless this run deleted some objects since.
-        let unowned = deleted > 0 ? try await db.run { [buckets] c in try Self.unownedObjects(c, buckets: buckets) } : totals.unowned
+        let unowned = deleted + answerLost > 0 ? try await db.run { [buckets] c in try Self.unownedObjects(c, buckets: buckets) } : totals.unowned
         if dangling.count > 0 { log.warning("profiles point to objects that do not exist", [("count", String(dangling.count)), ("examples", dangling.examples)]) }
         // No owner: uploaded with the service role or by an anonymous client; Storage records neither's identity.
         if unowned > 0 { log.warning("objects with no owner (uploaded with the service role or anonymously)", [("count", String(unowned))]) }
@@ -352,7 +358,7 @@ public struct OrphanAvatarsJob: Job {
     /// the texts of values not understood for certain, reversed (`steward.orphan_loose`), both computed in SQL by the
     /// one definition in `ObjectReference`: plain names and the common URL by string functions, in parallel workers
     /// (`create table … as`), the rest by the run's copy of the function.
-    private func loadReferences(_ db: DatabaseSession, rowAddressed: [Bool]) async throws -> ReferenceScan {
+    private func loadReferences(_ context: JobContext, rowAddressed: [Bool]) async throws -> ReferenceScan {
         let buckets = buckets
         // Names go in through SQLIdentifier; nothing here is bound, so the text can be placed inside the reading.
         let source = try references.enumerated().map { index, reference -> String in
@@ -367,7 +373,7 @@ public struct OrphanAvatarsJob: Job {
             return select.sql()
         }.joined(separator: "\nunion all\n")
         let longest = ObjectReference.longestDeletableName
-        return try await db.run { c in
+        return try await ScanTables.run(context) { c in
             try c.transaction { c in
                 _ = try c.execute("""
                     set transaction isolation level repeatable read;

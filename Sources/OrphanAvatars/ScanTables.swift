@@ -1,3 +1,4 @@
+import Jobs
 import Postgres
 
 /// The orphan scan's working tables: `steward.orphan_refs` (the names references may name), `steward.orphan_loose`
@@ -10,6 +11,22 @@ enum ScanTables {
     /// The statistics target the run analyses them with: enough for the planner to choose its hash joins, a tenth of
     /// the default's sample.
     static let statisticsTarget = 10
+
+    /// Runs `body` on the job's connection if it still holds the job's lock; otherwise (the connection broke, and
+    /// the lock with it: another run may own the tables now) the run stops without touching them.
+    static func run<T: Sendable>(_ context: JobContext, _ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+        try await context.database.run { c in
+            guard context.lockHeld else { throw LockLost() }
+            return try body(c)
+        }
+    }
+
+    /// The job's lock went with a broken connection.
+    struct LockLost: Error, CustomStringConvertible {
+        var description: String {
+            "the database connection broke mid-run and the job's lock with it: stopped before touching the working tables again; the next run starts over"
+        }
+    }
 
     /// Drops all three (those that exist).
     static func drop(_ c: Connection) throws {

@@ -306,7 +306,7 @@ end;
         select x.col, x.ref, x.bucket, case when x.name is null then x.v end as v, x.name collate "C" as name, x.name is not null as common
         from (select s.col, s.ref, b.bucket, s.v, unnest(coalesce(\(commonNamesSQL(value: "s.v", bucket: "b.bucket", bucketIsPlain: "b.plain")), '{NULL}'::text[])) as name
               from (\(source)) s
-              cross join unnest(\(buckets), array(select x ~ '\(plainName)' from unnest(\(buckets)) x)) as b(bucket, plain)) x
+              cross join unnest(\(buckets), array(select x ~ '\(plainName)' from unnest(\(buckets)) with ordinality u(x, i) order by i)) as b(bucket, plain)) x
         where x.name is null or octet_length(x.name) <= \(longestName) or length(x.name) <= \(longestName)
         """
     }

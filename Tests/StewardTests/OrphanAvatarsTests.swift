@@ -284,6 +284,41 @@ struct OrphanAvatarsTests {
         }
     }
 
+    @Test("a run whose connection breaks loses the job's lock with it: it stops before touching the working tables again, leaves them to the next run, and loses nothing")
+    func connectionLostMidRun() throws {
+        try AvatarWorld.with { w in
+            let names = (0..<12).map { "c\($0).jpeg" }
+            try w.storage.upload(names + ["keep0.jpeg"])
+            try w.storage.age(2 * 86400)
+            try w.reference(0, "keep0.jpeg")
+            try w.storage.reset()
+            try w.storage.faults(["delay_ms": 400])
+            let job = try w.start(["--force"], config: "batch_size = 2")
+            #expect(eventually(15) { ((try? w.storage.stats()["deleted"] as? Int) ?? 0) >= 2 })
+            // The connection holding the job's lock, ended from outside (a failover, a network cut).
+            let ended = try w.db.connectAsAdmin().query("""
+                select count(pg_terminate_backend(l.pid)) from pg_locks l
+                where l.locktype = 'advisory' and l.granted and l.objsubid = 2 and l.classid = 21332   -- AdvisoryLock.jobNamespace
+                  and l.database = (select oid from pg_database where datname = current_database())
+                """).rows[0].decode(Int.self, at: 0)
+            #expect(ended == 1)
+            let result = job.wait(timeout: 30)
+            #expect(result.exitCode != 0, "\(result.output.suffix(800))")
+            // Whether the break surfaced in the statement it cut or in the next one (the lock's loss), the run did not
+            // drop the tables from a new connection that holds no lock: they are left to the next run.
+            #expect(result.output.contains("the job's lock with it") || result.output.contains("connection"), "\(result.output.suffix(800))")
+            #expect(try w.workingTables() == ["orphan_candidates", "orphan_loose", "orphan_refs"])
+            try w.storage.faults(["delay_ms": 0])
+            let (next, _) = try w.run(["--force"], config: "batch_size = 2\n")
+            #expect(next.exitCode == 0, "\(next.output)")
+            #expect(try w.storage.objects() == ["keep0.jpeg"])
+            #expect(try w.audited() == Set(names))
+            #expect(try w.workingTables().isEmpty)
+            FaultLedger.record("job connection ended mid-run (lock lost)", runs: 2, faults: 1, objectsChecked: names.count + 1,
+                               losses: try w.losses(kept: ["keep0.jpeg"], orphans: names))
+        }
+    }
+
     @Test("working tables a killed run left are dropped, not trusted; none outlive a run that ends, refused or not; the API roles cannot reach them")
     func workingTablesLeftBehind() throws {
         try AvatarWorld.with { w in
