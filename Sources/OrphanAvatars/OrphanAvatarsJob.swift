@@ -130,19 +130,18 @@ public struct OrphanAvatarsJob: Job {
     public func run(_ context: JobContext) async throws -> JobSummary {
         // Its Storage transfers and retry waits stop at the run's deadline or cancellation.
         try await HTTPCancellation(deadline: context.deadline).scope {
-            do {
-                let summary = try await self.clean(context)
-                // The work is done: a drop that cannot have its lock (a dump or a session reading them) leaves them
-                // to the next run rather than failing this one.
-                do { try await ScanTables.run(context) { c in try ScanTables.drop(c) } } catch {
-                    context.logger.warning("the working tables are left to the next run", [("error", "\(error)")])
-                }
-                return summary
-            } catch {
+            let summary: JobSummary
+            do { summary = try await self.clean(context) } catch {
                 // Best effort, and only while the tables are this run's: the next run drops them before it starts.
-                try? await ScanTables.run(context) { c in try ScanTables.drop(c) }
+                try? await ScanTables.drop(context)
                 throw error
             }
+            // The work is done: a drop that cannot have its lock (a dump or a session reading them) leaves them to
+            // the next run rather than failing this one.
+            do { try await ScanTables.drop(context) } catch {
+                context.logger.warning("the working tables are left to the next run", [("error", "\(error)")])
+            }
+            return summary
         }
     }
 
@@ -408,11 +407,8 @@ public struct OrphanAvatarsJob: Job {
                 scan.unrecognised = try markers.decode(Int64.self, at: 0)
                 scan.examples = try markers.decode([String].self, at: 1)
                 // The exact names are read whole by hash joins (the anti-join, the dangling report): no index to build.
-                _ = try c.execute("""
-                    create index orphan_loose_key on steward.orphan_loose (bucket, tail);
-                    set local default_statistics_target = \(ScanTables.statisticsTarget);
-                    analyze steward.orphan_refs; analyze steward.orphan_loose
-                    """)
+                _ = try c.execute("create index orphan_loose_key on steward.orphan_loose (bucket, tail)")
+                try ScanTables.analyze(c, "steward.orphan_refs", "steward.orphan_loose")
                 return scan
             }
         }
@@ -482,11 +478,11 @@ public struct OrphanAvatarsJob: Job {
                 from storage.objects o where \(candidatePredicate(loose: loose))
                 """, [buckets, graceSeconds, keepPatterns])
             if indexed { _ = try c.execute("create index orphan_candidates_key on steward.orphan_candidates (bucket, name)") }
-            _ = try c.execute("set local default_statistics_target = \(ScanTables.statisticsTarget); analyze steward.orphan_candidates")
+            try ScanTables.analyze(c, "steward.orphan_candidates")
             return try c.query("""
                 select b.bucket, o.objects, o.unowned, k.candidates, k.bytes
                 from unnest($1::text[]) with ordinality b(bucket, i)
-                cross join lateral (select count(*) as objects, count(*) filter (where o.owner is null and o.owner_id is null) as unowned
+                cross join lateral (select count(*) as objects, count(*) filter (where \(unescaped: Self.unowned)) as unowned
                                     from storage.objects o where o.bucket_id = b.bucket) o
                 cross join lateral (select count(*) as candidates, coalesce(sum(k.size), 0)::int8 as bytes
                                     from steward.orphan_candidates k where k.bucket = b.bucket) k
@@ -514,9 +510,12 @@ public struct OrphanAvatarsJob: Job {
         }
     }
 
-    /// Objects in `buckets` with no owner (uploaded with the service role or anonymously): reported, never fixed.
+    /// An object `o` with no owner (uploaded with the service role or anonymously): reported, never fixed.
+    static let unowned = "o.owner is null and o.owner_id is null"
+
+    /// The objects in `buckets` with no owner (`unowned`).
     static func unownedObjects(_ c: Connection, buckets: [String]) throws -> Int64 {
-        try c.query("select count(*) from storage.objects where bucket_id = any($1::text[]) and owner is null and owner_id is null",
+        try c.query("select count(*) from storage.objects o where o.bucket_id = any($1::text[]) and \(unescaped: unowned)",
                     [buckets]).scalar(Int64.self)
     }
 

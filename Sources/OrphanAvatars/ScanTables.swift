@@ -28,6 +28,17 @@ enum ScanTables {
         }
     }
 
+    /// Analyses `tables` (of the three) with `statisticsTarget`; inside a transaction.
+    static func analyze(_ c: Connection, _ tables: String...) throws {
+        _ = try c.execute("set local default_statistics_target = \(statisticsTarget); "
+                          + tables.map { "analyze \($0)" }.joined(separator: "; "))
+    }
+
+    /// Drops all three from the job's connection while it holds the job's lock (`run`).
+    static func drop(_ context: JobContext) async throws {
+        try await run(context) { c in try drop(c) }
+    }
+
     /// Drops all three (those that exist).
     static func drop(_ c: Connection) throws {
         _ = try c.execute("""
