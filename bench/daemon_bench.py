@@ -180,29 +180,61 @@ def pg_cron_version():
     return out.split("-")[0] or "?"
 
 
+def build_native_client(folder):
+    """bench/control_load.c built into `folder`: the load generator and echo floor without an interpreter lock."""
+    binary = os.path.join(folder, "control_load")
+    subprocess.run(["gcc", "-O2", "-pthread", "-o", binary, os.path.join(ROOT, "bench/control_load.c")], check=True)
+    return binary
+
+
+def native_latency(binary, sock_path, command, clients=100, per_client=20):
+    """The same load as `latency`, from the C client: what the server costs, not the measuring side's lock."""
+    out = subprocess.run([binary, "load", sock_path, command, str(clients), str(per_client)], capture_output=True, text=True,
+                         timeout=120)
+    if out.stderr.strip():
+        print(f"warning: native client, `{command}`: {out.stderr.strip()}", file=sys.stderr)
+    return [float(line) for line in out.stdout.split()]
+
+
 def control_latency(folder):
-    """`help`, `jobs` and the echo baseline, interleaved `rounds` times: the latencies of each, pooled."""
-    help_lat, jobs_lat, echo_lat = [], [], []
+    """`help`, `jobs` and the echo baselines, from the Python and the C clients, interleaved `rounds` times: the
+    latencies of each, pooled. Keys: (client, what)."""
+    lat = {(client, what): [] for client in ("python", "native") for what in ("help", "jobs", "echo")}
     proc, sock = start_daemon(folder, "[job.prune-history]\nschedule = @daily\n")
     echo_path = os.path.join(folder, "echo.sock")
     server = socketserver.ThreadingUnixStreamServer(echo_path, Echo)
     threading.Thread(target=server.serve_forever, daemon=True).start()
+    native = build_native_client(folder)
+    native_echo_path = os.path.join(folder, "native-echo.sock")
+    native_echo = subprocess.Popen([native, "echo", native_echo_path])
     try:
         time.sleep(2)
         for _ in range(CONTROL_ROUNDS):
-            help_lat += latency(sock, "help")
-            jobs_lat += latency(sock, "jobs")
-            echo_lat += latency(echo_path, "help")
+            lat["python", "help"] += latency(sock, "help")
+            lat["python", "jobs"] += latency(sock, "jobs")
+            lat["python", "echo"] += latency(echo_path, "help")
+            lat["native", "help"] += native_latency(native, sock, "help")
+            lat["native", "jobs"] += native_latency(native, sock, "jobs")
+            lat["native", "echo"] += native_latency(native, native_echo_path, "help")
     finally:
+        native_echo.kill()
+        native_echo.wait()
         server.shutdown()
         stop(proc)
-    return help_lat, jobs_lat, echo_lat
+    return lat
 
 
-def print_control(help_lat, jobs_lat, echo_lat):
-    for label, lat in [("help (no database)", help_lat), ("jobs (held last runs)", jobs_lat)]:
-        print(f"| control `{label}` p50 / p99, 100 clients x 20 | {pct(lat, 50):.1f} / {pct(lat, 99):.1f} ms "
-              f"| {pct(echo_lat, 50):.1f} / {pct(echo_lat, 99):.1f} ms (Python threaded echo server) | {pct(lat, 50) / pct(echo_lat, 50):.2f} |")
+def print_control(lat):
+    baselines = {"python": "Python threaded echo server, Python threaded clients",
+                 "native": "C poll-loop echo server, C threaded clients"}
+    for client in ("native", "python"):
+        echo_lat = lat[client, "echo"]
+        for label, what in [("help (no database)", "help"), ("jobs (held last runs)", "jobs")]:
+            ours = lat[client, what]
+            print(f"| control `{label}` p50 / p99, 100 {'C' if client == 'native' else 'Python'} clients x 20 "
+                  f"| {pct(ours, 50):.1f} / {pct(ours, 99):.1f} ms "
+                  f"| {pct(echo_lat, 50):.1f} / {pct(echo_lat, 99):.1f} ms ({baselines[client]}) "
+                  f"| {pct(ours, 99) / pct(echo_lat, 99):.2f} (p99) |")
 
 
 def control_only():
@@ -218,7 +250,7 @@ def control_only():
           f"{CONTROL_ROUNDS} round(s), {HISTORY_ROWS} history rows, load average {open('/proc/loadavg').read().split()[0]}\n")
     print("| measure | steward | baseline (same run) | ratio |")
     print("|---|---|---|---|")
-    print_control(*lat)
+    print_control(lat)
 
 
 def main():
@@ -235,16 +267,7 @@ def main():
         ready, floor = time_to_ready(folder)
         rss, cpu, sleep_rss, sleep_cpu = idle(folder)
         delays = fire_delay(folder)
-        proc, sock = start_daemon(folder, "[job.prune-history]\nschedule = @daily\n")
-        time.sleep(2)
-        help_lat = latency(sock, "help")
-        jobs_lat = latency(sock, "jobs")
-        stop(proc)
-        echo_path = os.path.join(folder, "echo.sock")
-        server = socketserver.ThreadingUnixStreamServer(echo_path, Echo)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        echo_lat = latency(echo_path, "help")
-        server.shutdown()
+        control = control_latency(folder)
         minutes = minute_fire_delay(folder)
     psql(ADMIN, f"drop database if exists {DB} with (force)")
 
@@ -261,7 +284,7 @@ def main():
         print(f"| fire delay at minute slots, median / max ({len(ours)} vs {len(theirs)} slots, alternating minutes) "
               f"| {statistics.median(ours):.1f} / {max(ours):.1f} ms | {statistics.median(theirs):.1f} / {max(theirs):.1f} ms "
               f"(pg_cron {pg_cron_version()}) | {statistics.median(ours) / statistics.median(theirs):.2f} |")
-    print_control(help_lat, jobs_lat, echo_lat)
+    print_control(control)
 
 
 if __name__ == "__main__":

@@ -47,9 +47,14 @@ public final class ControlServer: Sendable {
     public func listen() throws -> Listener { Listener(fd: try bind()) }
 
     /// Serves until the calling task is cancelled, then closes every connection and unlinks the socket.
-    public func serve(_ listener: Listener, handler: @escaping @Sendable (String, PeerCredentials) async -> String) async {
+    /// `immediate` runs on the socket's own thread for every request line and must never block: a reply it gives is
+    /// sent at once, without a task (and without waiting behind other users' requests); when it gives nil,
+    /// `handler` answers.
+    public func serve(_ listener: Listener, immediate: @escaping @Sendable (String, PeerCredentials) -> String? = { _, _ in nil },
+                      handler: @escaping @Sendable (String, PeerCredentials) async -> String) async {
         let (requests, continuation) = AsyncStream<EventLoop.Request>.makeStream()
-        guard let loop = try? EventLoop(listener: listener.fd, limits: limits, requests: continuation, logger: logger) else {
+        guard let loop = try? EventLoop(listener: listener.fd, limits: limits, requests: continuation, immediate: immediate,
+                                        logger: logger) else {
             logger.error("control socket cannot start", [("path", path)])
             return
         }

@@ -7,8 +7,8 @@ import StewardLog
 import Synchronization
 import OutputText
 
-/// The poll loop behind `ControlServer`: accepts, reads one line per client within the limits,
-/// hands it on, and writes the reply back when it comes.
+/// The poll loop behind `ControlServer`: accepts, reads one line per client within the limits, answers it at once
+/// when `immediate` can, else hands it on, and writes the reply back when it comes.
 final class EventLoop: @unchecked Sendable {
     struct Request: Sendable {
         let client: Int
@@ -32,6 +32,8 @@ final class EventLoop: @unchecked Sendable {
     private let wake: (read: Int32, write: Int32)
     private let limits: ControlServer.Limits
     private let requests: AsyncStream<Request>.Continuation
+    /// Runs on the loop's thread for every request line: the reply when it needs no waiting, else nil.
+    private let immediate: @Sendable (String, PeerCredentials) -> String?
     private let logger: Logger
     private let shared = Mutex<(replies: [(Int, String)], stopped: Bool)>(([], false))
     /// The loop's thread, joined by `stop()`.
@@ -47,13 +49,15 @@ final class EventLoop: @unchecked Sendable {
     private var refusedByUID: [UInt32: Int] = [:]
     private var lastRefusalWarning = 0.0
 
-    init(listener: Int32, limits: ControlServer.Limits, requests: AsyncStream<Request>.Continuation, logger: Logger) throws {
+    init(listener: Int32, limits: ControlServer.Limits, requests: AsyncStream<Request>.Continuation,
+         immediate: @escaping @Sendable (String, PeerCredentials) -> String?, logger: Logger) throws {
         var fds: [Int32] = [0, 0]
         guard steward_pipe2(&fds, O_NONBLOCK | O_CLOEXEC) == 0 else { throw ControlError("cannot create a pipe: \(String(cString: strerror(errno)))") }
         self.listener = listener
         self.wake = (fds[0], fds[1])
         self.limits = limits
         self.requests = requests
+        self.immediate = immediate
         self.logger = logger
     }
 
@@ -108,11 +112,9 @@ final class EventLoop: @unchecked Sendable {
             if stopped { return }
             for (id, text) in replies {
                 unprivilegedRunning.remove(id)
-                guard clients[id] != nil else { continue }
-                clients[id]!.output += Array((text.hasSuffix("\n") ? text : text + "\n").utf8)
-                clients[id]!.awaitingReply = false
-                clients[id]!.closeAfterWrite = true
-                clients[id]!.deadline = now() + limits.writeTimeoutSeconds
+                guard var client = clients[id] else { continue }
+                client.awaitingReply = false
+                answer(id, &client, text)
             }
             startWaitingRequests()
             expire()
@@ -236,16 +238,27 @@ final class EventLoop: @unchecked Sendable {
         guard let text = String(validating: line, as: UTF8.self) else {
             return refuse(id, &client, "the request is not valid UTF-8")
         }
+        if let reply = immediate(text, client.peer) {
+            answer(id, &client, reply)
+            // Most replies fit the socket's buffer: sent now, the connection is done without another poll.
+            service(id, revents: Int16(POLLOUT))
+            return
+        }
         client.awaitingReply = true
         clients[id] = client
         submit(Request(client: id, line: text, peer: client.peer), privileged: client.privileged)
     }
 
-    private func refuse(_ id: Int, _ client: inout Client, _ message: String) {
-        client.output = Array((Self.error(message) + "\n").utf8)
+    /// Queues `reply` (one line) for the client; the connection closes once it is written.
+    private func answer(_ id: Int, _ client: inout Client, _ reply: String) {
+        client.output += Array((reply.hasSuffix("\n") ? reply : reply + "\n").utf8)
         client.closeAfterWrite = true
         client.deadline = now() + limits.writeTimeoutSeconds
         clients[id] = client
+    }
+
+    private func refuse(_ id: Int, _ client: inout Client, _ message: String) {
+        answer(id, &client, Self.error(message))
     }
 
     /// Clients past their deadline: a request that never came gets an error; a reply nobody reads is dropped.

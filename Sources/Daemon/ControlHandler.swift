@@ -35,6 +35,27 @@ struct ControlHandler: Sendable {
     /// The database connection that serves `peer`.
     private func database(for peer: PeerCredentials) -> DatabaseSession { peer.mayChange ? privilegedSession : session }
 
+    /// The reply when it needs no waiting: a request that does not parse, `help`, and `jobs` while the held last runs
+    /// are fresh; nil when `handle` must answer. Called on the control socket's thread: never blocks.
+    func answerAtOnce(_ line: String, peer: PeerCredentials) -> String? {
+        let request: ControlRequest
+        do {
+            request = try ControlRequest(line: line)
+        } catch {
+            return failure(error.message)
+        }
+        switch request.command.name {
+        case "help":
+            logger.debug("control request", [("command", "help"), ("uid", String(peer.uid))])
+            return help()
+        case "jobs":
+            guard let last = coordinator.lastRuns.held() else { return nil }
+            logger.debug("control request", [("command", "jobs"), ("uid", String(peer.uid))])
+            return jobs(last: last)
+        default: return nil
+        }
+    }
+
     func handle(_ line: String, peer: PeerCredentials) async -> String {
         let request: ControlRequest
         do {
@@ -76,10 +97,14 @@ struct ControlHandler: Sendable {
         JSON.object([("ok", .bool(false)), ("error", .string(message))]).rendered
     }
 
-    private func help() -> String {
+    private func help() -> String { Self.helpReply }
+
+    /// The `help` reply, the same for every request.
+    private static let helpReply: String = {
         let lines = ControlRequest.commands.map { "\($0.usage.padding(toLength: 24, withPad: " ", startingAt: 0))\($0.help)\($0.changes ? " (root or steward's user)" : "")" }
-        return success([("commands", .strings(ControlRequest.commands.map(\.usage)))], text: lines.joined(separator: "\n"))
-    }
+        return JSON.object([("ok", .bool(true)), ("commands", .strings(ControlRequest.commands.map(\.usage))),
+                            ("text", .string(lines.joined(separator: "\n")))]).rendered
+    }()
 
     private func status(_ session: DatabaseSession) async -> String {
         let s = coordinator.state.withLock { $0 }
@@ -96,8 +121,9 @@ struct ControlHandler: Sendable {
 
     /// The `jobs` reply: from the held last runs and the scheduler's state, without a query; rendered again only
     /// when something in it changed or a run reports progress.
-    private func jobs(_ session: DatabaseSession) async -> String {
-        let last = await lastRuns(session)
+    private func jobs(_ session: DatabaseSession) async -> String { jobs(last: await lastRuns(session)) }
+
+    private func jobs(last: [String: LastRunCache.Entry]) -> String {
         let s = coordinator.state.withLock { $0 }
         let key = s.settings.jobs.map { configured in
             let name = configured.settings.name

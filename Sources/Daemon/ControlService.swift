@@ -7,6 +7,7 @@ struct ControlService: DaemonService {
     let handler: ControlHandler
 
     func run() async throws {
-        await server.serve(listener) { [handler] line, peer in await handler.handle(line, peer: peer) }
+        await server.serve(listener, immediate: { [handler] line, peer in handler.answerAtOnce(line, peer: peer) },
+                           handler: { [handler] line, peer in await handler.handle(line, peer: peer) })
     }
 }

@@ -5,6 +5,9 @@
       or STOPFILE exists: keep COUNT connections
       (MODE hold: each sends half a line and waits; MODE flood: each sends "verify" again and again); prints one
       JSON line per user: most connections held at once, refusals and their messages.
+  socket-clients.py ask SOCKET USER SECONDS LINE...          as USER: one connection per LINE, all sent at once; prints
+      one JSON line per reply as it comes (line, reply's first 200 characters, seconds), then one with reply null for
+      each left unanswered when SECONDS pass.
   socket-clients.py listen SOCKET USER SECONDS               as USER: a server that answers every line with ok.
   socket-clients.py hangup SOCKET SECONDS                    a server that accepts and closes at once.
   socket-clients.py stale SOCKET                             binds SOCKET and exits, leaving it behind.
@@ -142,6 +145,32 @@ def main():
                 os.unlink(f"{stop}.{user}.json")
             except OSError:
                 print(json.dumps({"user": user, "missing": True, "status": status}), flush=True)
+    elif command == "ask":
+        path, user, seconds, lines = sys.argv[2], sys.argv[3], float(sys.argv[4]), sys.argv[5:]
+        become(user)
+        started = time.monotonic()
+        waiting = {}
+        for line in lines:
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(path)
+            s.sendall(line.encode() + b"\n")
+            waiting[s] = (line, b"")
+        print("ready", flush=True)
+        while waiting and time.monotonic() - started < seconds:
+            ready, _, _ = select.select(list(waiting), [], [], 0.2)
+            for s in ready:
+                line, reply = waiting[s]
+                chunk = s.recv(65536)
+                reply += chunk
+                if chunk and b"\n" not in reply:
+                    waiting[s] = (line, reply)
+                    continue
+                del waiting[s]
+                s.close()
+                print(json.dumps({"line": line, "reply": reply.split(b"\n")[0][:200].decode("utf-8", "replace"),
+                                  "seconds": round(time.monotonic() - started, 3)}), flush=True)
+        for line, _ in waiting.values():
+            print(json.dumps({"line": line, "reply": None}), flush=True)
     elif command == "listen":
         path, user, seconds = sys.argv[2], sys.argv[3], float(sys.argv[4])
         server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

@@ -14,6 +14,11 @@ struct LocalAttackerTests {
         return Array(users.prefix(count))
     }
 
+    /// One line of `socket-clients.py ask`: the request line, its reply (nil if unanswered) and when it came.
+    static func askReply(_ line: String) -> [String: Any]? {
+        try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+    }
+
     /// A fresh folder in the temporary folder with `mode`, owned by `owner`.
     func folder(mode: mode_t, owner: uid_t = 0, in parent: String = NSTemporaryDirectory()) throws -> String {
         let path = parent + (parent.hasSuffix("/") ? "" : "/") + "steward-sock-\(UUID().uuidString.prefix(8))"
@@ -66,6 +71,38 @@ struct LocalAttackerTests {
             let refused = results.compactMap { $0["refused"] as? Int }.reduce(0, +)
             FaultLedger.record("control socket: \(users.count) other users hold every slot they may", runs: 21, faults: refused,
                                objectsChecked: 0, losses: (20 - rootAnswered) + (run.exitCode == 0 ? 0 : 1))
+            #expect(daemon.stop().exitCode == 0)
+        }
+    }
+
+    @Test("help and jobs are answered on the socket's own thread: other users' requests stuck on the database do not hold them up")
+    func quickAnswersPassStuckRequests() throws {
+        try withTestDatabase { db in
+            let daemon = try DaemonProcess(databaseURL: db.url, config: "[job.prune-history]\nschedule = @daily\n")
+            #expect(daemon.waitUntil(leader: true, timeout: 20))
+            #expect(chmod(daemon.socketPath, 0o666) == 0)
+            // The held last runs are read now, so the next half minute's `jobs` need no query.
+            #expect(try daemon.ctlJSON(["jobs"])["ok"] as? Bool == true)
+            let user = try otherUsers(1)[0]
+            let blocker = try db.connect()
+            try blocker.execute("begin; lock table steward.job_runs in access exclusive mode")
+            // Five `history` requests wait on the lock: four are handled (the limit for other users), one waits its turn.
+            let stuck = try SocketClients(["ask", daemon.socketPath, user, "60"] + Array(repeating: "history prune-history", count: 5))
+            let watcher = try db.connect()
+            #expect(eventually(10) {
+                (try? watcher.query("select count(*) from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()")
+                    .rows[0].decode(Int.self, at: 0)) ?? 0 >= 1
+            }, "no history request reached the lock")
+            let quick = try SocketClients(["ask", daemon.socketPath, user, "10", "jobs", "help"])
+            let answers = (0..<2).compactMap { _ in quick.readLine(timeout: 12).flatMap(Self.askReply) }
+            #expect(answers.count == 2 && answers.allSatisfy { ($0["reply"] as? String)?.hasPrefix("{\"ok\":true") == true }, "\(answers)")
+            #expect(answers.allSatisfy { ($0["seconds"] as? Double ?? 99) < 2 }, "help or jobs waited behind the stuck requests: \(answers)")
+            #expect(stuck.readLine(timeout: 0.5) == nil, "a history request was answered through the table lock, so the test proved nothing")
+            try blocker.execute("rollback")
+            let released = (0..<5).compactMap { _ in stuck.readLine(timeout: 30).flatMap(Self.askReply) }
+            // Answered once the lock went (or, on a machine slow enough to pass the daemon's 10 s lock timeout, told so).
+            let answered = released.filter { ($0["reply"] as? String).map { $0.hasPrefix("{\"ok\":true") || $0.contains("lock timeout") } == true }
+            #expect(answered.count == 5, "the stuck requests were not all answered once the lock went: \(released)")
             #expect(daemon.stop().exitCode == 0)
         }
     }
