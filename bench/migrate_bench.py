@@ -56,35 +56,52 @@ def concat(folder):
     return path
 
 
+def database(tool):
+    """The database `tool` runs against: bench_ and its name in letters, digits and underscores."""
+    return "bench_" + "".join(ch if ch.isalnum() else "_" for ch in tool.lower()).strip("_")
+
+
+def build_libpq_floor(workdir):
+    """bench/libpq_floor.c built into `workdir`: connect, `select 1`, disconnect, and nothing else."""
+    binary = os.path.join(workdir, "libpq_floor")
+    subprocess.run(["gcc", "-O2", "-I" + subprocess.run(["pg_config", "--includedir"], capture_output=True, text=True, check=True).stdout.strip(),
+                    "-o", binary, os.path.join(ROOT, "bench/libpq_floor.c"), "-lpq"], check=True)
+    return binary
+
+
 def run_case(label, folder, workdir):
-    """Every tool applies `folder` to a fresh database, then runs again with nothing to do; alternating order each round."""
+    """Every tool applies `folder` to a fresh database, then runs again with nothing to do; alternating order each round.
+    The C libpq floor only reruns: what connecting and one question cost any tool built on libpq."""
     all_sql = concat(folder)
-    tools = ["steward", "psql"] + peers.available()
+    floor_binary = build_libpq_floor(workdir)
+    tools = ["steward", "psql", "libpq (C)"] + peers.available()
     apply = {t: [] for t in tools}
     rerun = {t: [] for t in tools}
     commands = {}
     for t in peers.available():
-        commands[t] = peers.prepare(t, folder, os.path.join(workdir, label.replace(" ", "_"), t), PORT, "bench_" + t.replace("-", "_"))
+        commands[t] = peers.prepare(t, folder, os.path.join(workdir, label.replace(" ", "_"), t), PORT, database(t))
     def steward_cmd(db):
         return [STEWARD, "migrate", "--database-url", url(db), "--migrations", folder, "--log-level", "warning"]
     for r in range(ROUNDS):
         order = tools[r % len(tools):] + tools[:r % len(tools)]
         for t in order:
-            db = "bench_" + t.replace("-", "_")
+            db = database(t)
             fresh(db)
             if t == "steward":
                 apply[t].append(timed(steward_cmd(db))); rerun[t].append(timed(steward_cmd(db)))
             elif t == "psql":
                 apply[t].append(timed(["psql", url(db), "-X", "-q", "-1", "-v", "ON_ERROR_STOP=1", "-f", all_sql]))
                 rerun[t].append(timed(["psql", url(db), "-X", "-q", "-c", "select 1"]))
+            elif t == "libpq (C)":
+                rerun[t].append(timed([floor_binary, url(db)]))
             else:
                 command, env = commands[t]
                 apply[t].append(timed(command, env)); rerun[t].append(timed(command, env))
         for t in tools:
-            psql(ADMIN, f"drop database if exists bench_{t.replace('-', '_')} with (force)")
+            psql(ADMIN, f"drop database if exists {database(t)} with (force)")
     files = len([n for n in os.listdir(folder) if n.endswith(".sql")])
     m = statistics.median
-    return [(label, files, t, m(apply[t]), m(rerun[t])) for t in tools]
+    return [(label, files, t, m(apply[t]) if apply[t] else None, m(rerun[t])) for t in tools]
 
 
 def main():
@@ -103,9 +120,12 @@ def main():
         floor = next(r for r in case if r[2] == "psql")[3]
         ours = next(r for r in case if r[2] == "steward")[4]
         for _, files, tool, applied, noop in case:
-            note = " (select 1)" if tool == "psql" else ""
-            print(f"| {label} ({files} files) | {tool} | {applied:.1f} | {applied / floor:.2f} | {noop:.1f}{note} | {noop / ours:.2f} |")
-    print("\nThe psql rerun is `psql -c 'select 1'`: connecting and asking one question. Peers: " + (", ".join(peers.available()) or "none installed"))
+            note = " (select 1)" if tool in ("psql", "libpq (C)") else ""
+            apply_cells = f"{applied:.1f} | {applied / floor:.2f}" if applied is not None else "— | —"
+            print(f"| {label} ({files} files) | {tool} | {apply_cells} | {noop:.1f}{note} | {noop / ours:.2f} |")
+    print("\nThe psql rerun is `psql -c 'select 1'` (through Debian's pg_wrapper, a Perl script); the libpq (C) rerun is "
+          "`bench/libpq_floor.c`: connect, `select 1`, disconnect, the floor of any tool built on libpq. "
+          "Peers: " + (", ".join(peers.available()) or "none installed"))
 
 
 if __name__ == "__main__":
