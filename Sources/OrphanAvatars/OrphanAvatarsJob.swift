@@ -477,6 +477,15 @@ public struct OrphanAvatarsJob: Job {
                        o.owner::text as owner, extract(epoch from o.created_at)::float8 as created_at
                 from storage.objects o where \(candidatePredicate(loose: loose))
                 """, [buckets, graceSeconds, keepPatterns])
+            // A name with `?` may be a URL's name and query read together: such candidates are looked up among the
+            // references with a query (the scan keeps one row a URL, its name and query apart). None, no lookup.
+            if try c.query("select exists (select 1 from steward.orphan_candidates where strpos(name, '?') > 0)").scalar(Bool.self) {
+                _ = try c.execute("""
+                    delete from steward.orphan_candidates k using steward.orphan_refs r
+                    where strpos(k.name, '?') > 0 and r.query is not null and r.bucket = k.bucket
+                      and r.name = split_part(k.name, '?', 1) and r.query = split_part(k.name, '?', 2) and r.name || '?' || r.query = k.name
+                    """)
+            }
             if indexed { _ = try c.execute("create index orphan_candidates_key on steward.orphan_candidates (bucket, name)") }
             try ScanTables.analyze(c, "steward.orphan_candidates")
             return try c.query("""
@@ -523,28 +532,30 @@ public struct OrphanAvatarsJob: Job {
     static func danglingReferences(_ c: Connection, buckets: [String]) throws -> (count: Int64, examples: String) {
         // A reference is dangling when none of the names it may name exists (only values understood for certain).
         // Grouping every name by its value spills at a million rows. With one bucket, a value read in SQL is dangling
-        // when its primary name (the one without `?`) is missing and none of its other names exists: one anti-join
-        // of the primary names, then a look at the few values left; values read by the function are grouped as before.
+        // when its primary name is missing and, if it has a query, the name with its query is missing too: one
+        // anti-join of the primary names, then a look at the few values left; values read by the function (and every
+        // value when there are several buckets) are grouped by value, each common one with both its names.
         let grouped = """
             select min(r.bucket || '/' || r.name) as name
-            from steward.orphan_refs r left join storage.objects o on o.bucket_id = r.bucket and o.name = r.name collate "C"
-            where r.name is not null and not exists (select 1 from steward.orphan_loose l where l.col = r.col and l.ref = r.ref)
+            from steward.orphan_refs r
+            cross join lateral (values (r.name), (r.name || '?' || r.query)) n(name)
+            left join storage.objects o on o.bucket_id = r.bucket and o.name = n.name collate "C"
+            where r.name is not null and n.name is not null
+              and not exists (select 1 from steward.orphan_loose l where l.col = r.col and l.ref = r.ref)
               and (r.common is null or $1)
             group by r.col, r.ref
             having count(o.id) = 0
             """
         let row = try c.query("""
             with primaries as materialized (
-              select r.col, r.ref, r.bucket, r.name from steward.orphan_refs r
-              where not $1 and r.common and strpos(r.name, '?') = 0
+              select r.col, r.ref, r.bucket, r.name, r.query from steward.orphan_refs r
+              where not $1 and r.common
                 and not exists (select 1 from storage.objects o where o.bucket_id = r.bucket and o.name = r.name collate "C")
                 and not exists (select 1 from steward.orphan_loose l where l.col = r.col and l.ref = r.ref)),
-            kept as materialized (
-              select s.col, s.ref from steward.orphan_refs s join primaries p on s.col = p.col and s.ref = p.ref and s.bucket = p.bucket
-              cross join lateral (select 1 from storage.objects o where o.bucket_id = s.bucket and o.name = s.name collate "default" limit 1) e
-              where s.common and strpos(s.name, '?') > 0),
             dangling as (
-              select p.bucket || '/' || p.name as name from primaries p where not exists (select 1 from kept k where k.col = p.col and k.ref = p.ref)
+              select p.bucket || '/' || p.name as name from primaries p
+              where p.query is null
+                 or not exists (select 1 from storage.objects o where o.bucket_id = p.bucket and o.name = (p.name || '?' || p.query) collate "default")
               union all
               \(unescaped: grouped))
             select count(*), coalesce(string_agg(name, ', ') filter (where rn <= 5), '')

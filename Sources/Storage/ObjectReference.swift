@@ -295,19 +295,20 @@ end;
 """#
 
     /// A select over the relation `source` (columns `col`, `ref` and `v`, the value as text) and the buckets
-    /// `buckets` (an SQL `text[]` expression), giving rows `(col, ref, bucket, v, name, common)`: the names a plain
-    /// name or the common URL gives (`v` null, `common` true), and for any other value one marker row, `name` null and
-    /// `v` kept, whose names `markerNamesSQL` asks the function for. Of the names a common value gives in a bucket,
-    /// exactly one has no `?` (its primary name, the shortest); the others are it with the URL's query. Names longer
-    /// than `longestName` characters are left out (no object has one). No array is built per value and no subplan
-    /// runs, so `create table … as` reads it in parallel.
+    /// `buckets` (an SQL `text[]` expression), giving rows `(col, ref, bucket, v, name, query, common)`: for a plain
+    /// name or the common URL, one row a bucket it names (`v` null, `common` true) with its primary name (no `?`) and,
+    /// when the URL has a query, that query without its `?`: the value then also names `name || '?' || query`; for any
+    /// other value one marker row, `name` null and `v` kept, whose names `markerNamesSQL` asks the function for.
+    /// Primary names longer than `longestName` characters are left out (no object has one). One row a value and
+    /// bucket, no array built but the one-element one, no subplan: `create table … as` reads it in parallel.
     public static func readingSQL(source: String, buckets: String, longestName: Int) -> String {
         """
-        select x.col, x.ref, x.bucket, case when x.name is null then x.v end as v, x.name collate "C" as name, x.name is not null as common
-        from (select s.col, s.ref, b.bucket, s.v, unnest(coalesce(\(commonNamesSQL(value: "s.v", bucket: "b.bucket", bucketIsPlain: "b.plain")), '{NULL}'::text[])) as name
+        select x.col, x.ref, x.bucket, case when x.e is null then x.v end as v, split_part(x.e, '?', 1) collate "C" as name,
+               nullif(split_part(x.e, '?', 2), '') as query, x.e is not null as common
+        from (select s.col, s.ref, b.bucket, s.v, unnest(coalesce(\(commonNamesSQL(value: "s.v", bucket: "b.bucket", bucketIsPlain: "b.plain")), '{NULL}'::text[])) as e
               from (\(source)) s
               cross join unnest(\(buckets), array(select x ~ '\(plainName)' from unnest(\(buckets)) with ordinality u(x, i) order by i)) as b(bucket, plain)) x
-        where x.name is null or octet_length(x.name) <= \(longestName) or length(x.name) <= \(longestName)
+        where x.e is null or octet_length(split_part(x.e, '?', 1)) <= \(longestName) or length(split_part(x.e, '?', 1)) <= \(longestName)
         """
     }
 
@@ -320,20 +321,19 @@ end;
     }
 
     /// An expression over SQL expressions `value`, `bucket` and `bucketIsPlain` (whether the bucket's name is itself a
-    /// `plainName`, computed once a bucket): what a plain name or the common URL names (possibly
-    /// none), exactly as the function's first two steps read them (`plainName`, `commonURLHead` + `commonURLTail`),
-    /// and null for every other value. It takes the URL apart at its `/` with `split_part` (the scheme and host hold
-    /// none, nor do the two segments or the query; negative positions count from the end) and tests each piece with
-    /// an anchored character class, cheapest tests first: a fraction of the cost of that pattern's captures, and no
-    /// array to build, so the reading runs in parallel workers. Counts are of bytes where that is exact (`/` and `?` are
-    /// one byte): counting characters walks the UTF-8 text again. The usual scheme and a segment equal to a plain bucket
+    /// `plainName`, computed once a bucket): an array of the one name a plain name or the common URL gives in the
+    /// bucket, with the URL's query if it has one (`name?query`: both parts hold no other `?`), or empty when the URL
+    /// names another bucket, exactly as the function's first two steps read them (`plainName`, `commonURLHead` +
+    /// `commonURLTail`); null for every other value. It takes the URL apart at its `/` with `split_part` (the scheme
+    /// and host hold none, nor do the two segments or the query; negative positions count from the end) and tests each
+    /// piece with an anchored character class, cheapest tests first: a fraction of the cost of that pattern's
+    /// captures, so the reading runs in parallel workers. Counts are of bytes where that is exact (`/` and `?` are one
+    /// byte): counting characters walks the UTF-8 text again. The usual scheme and a segment equal to a plain bucket
     /// pass without their pattern.
     public static func commonNamesSQL(value v: String, bucket b: String, bucketIsPlain plainBucket: String) -> String {
         func piece(_ n: Int) -> String { "split_part(\(v), '/', \(n))" }
         let last = piece(-1), first = piece(-2), access = piece(-3)
         let slashes = "(octet_length(\(v)) - octet_length(replace(\(v), '/', '')))"
-        let name = "split_part(\(last), '?', 1)"
-        let hasQuery = "\(last) like '%?%'"
         return """
             case when strpos(\(v), '/') = 0 and \(v) ~ '\(plainName)' then array[\(v)]
                  when \(piece(4)) = 'storage' and \(piece(5)) = 'v1' and \(piece(2)) = ''
@@ -341,9 +341,8 @@ end;
                       and \(access) in ('public', 'authenticated', 'sign')
                       and (\(piece(1)) = 'https:' or \(piece(1)) ~ '\(schemeColon)') and \(piece(3)) ~ '\(hostName)'
                       and ((\(first) = \(b) and \(plainBucket)) or \(first) ~ '\(plainName)') and \(last) ~ '\(plainTail)'
-                 then case when \(first) = \(b) then array_remove(array[case when \(hasQuery) then \(last) end, \(name)], null)
-                           when \(access) = \(b) then array_remove(array[case when \(hasQuery) then \(first) || '/' || \(last) end,
-                                                                          \(first) || '/' || \(name)], null)
+                 then case when \(first) = \(b) then array[\(last)]
+                           when \(access) = \(b) then array[\(first) || '/' || \(last)]
                            else '{}' end
             end
             """

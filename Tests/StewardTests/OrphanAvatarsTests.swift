@@ -572,6 +572,8 @@ struct OrphanAvatarsTests {
             #expect(result.exitCode == 0, "\(result.output)")
             #expect(summary["dangling_references"] == (twoBuckets ? 2 : 3), "\(result.output)")
             #expect(result.stderr.contains("none.jpeg"), "\(result.stderr)")
+            // Every object is referenced, `q.jpeg?t=1` by the URL's name with its query only: none is a candidate.
+            #expect(summary["candidates"] == 0, "\(result.output)")
         }
     }
 
