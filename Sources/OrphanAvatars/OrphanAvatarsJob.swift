@@ -222,6 +222,14 @@ public struct OrphanAvatarsJob: Job {
             }
         }
 
+        // As the scan found them: when every name row found its object, none points to a missing one, and the
+        // report has nothing to look for.
+        let everyNameFound = perBucket.allSatisfy(\.everyNameFound)
+        if everyNameFound { log.debug("dangling references: every name the scan read found its object; none to look for") }
+        let dangling = everyNameFound
+            ? (count: Int64(0), examples: "")
+            : try await ScanTables.run(context) { [buckets] c in try Self.danglingReferences(c, buckets: buckets) }
+
         let tables = Set(zip(references, relations).filter { $0.1.carriesXmin }.map { "\($0.0.schema).\($0.0.table)" })
         let deleter = AvatarDeleter(references: references, fence: fence, fenceWaitMilliseconds: Int((budget.wait * 1000).rounded()),
                                     fenceRequestTimeout: budget.requestTimeout, tables: tables, scannedSince: scan.since)
@@ -271,7 +279,6 @@ public struct OrphanAvatarsJob: Job {
             summary.note("listed the first \(listed) of \(totals.candidates) candidates")
         }
 
-        let dangling = try await ScanTables.run(context) { [buckets] c in try Self.danglingReferences(c, buckets: buckets) }
         // As the scan found them, unless this run deleted some objects since.
         let unowned = deleted + answerLost > 0 ? try await db.run { [buckets] c in try Self.unownedObjects(c, buckets: buckets) } : totals.unowned
         if dangling.count > 0 { log.warning("profiles point to objects that do not exist", [("count", String(dangling.count)), ("examples", dangling.examples)]) }
@@ -425,21 +432,25 @@ public struct OrphanAvatarsJob: Job {
         let createdAt: Double?
     }
 
-    /// Objects older than the grace, outside the kept prefixes, with names of at most `longestDeletableName`
-    /// characters, that no reference may name: no exact name read by the scan, and (when some values were not
-    /// understood for certain) no such value ending with the object's name or last segment, found by one probe of the
-    /// reversed texts' index (texts kept to their last `longestDeletableName` characters, all a probe compares).
-    private func candidatePredicate(loose: Bool) -> PostgresQuery {
-        var predicate: PostgresQuery = """
-            o.bucket_id = any($1::text[])
-              and coalesce(o.updated_at, o.created_at, now()) < now() - make_interval(secs => $2::float8)
+    /// Objects of the scanned buckets that no name read by the scan names (the one anti-join; `$1` the buckets).
+    private let unreferencedPredicate: PostgresQuery = """
+        o.bucket_id = any($1::text[])
+          and not exists (select 1 from steward.orphan_refs r where r.bucket = o.bucket_id and r.name = o.name collate "C")
+        """
+
+    /// Whether an unreferenced object `o` may go: older than the grace, outside the kept prefixes, with a name of at
+    /// most `longestDeletableName` characters, and (when some values were not understood for certain) no such value
+    /// ending with the object's name or last segment, found by one probe of the reversed texts' index (texts kept to
+    /// their last `longestDeletableName` characters, all a probe compares). Cheapest tests first.
+    private func eligibleExpression(loose: Bool) -> PostgresQuery {
+        var expression: PostgresQuery = """
+            coalesce(coalesce(o.updated_at, o.created_at, now()) < now() - make_interval(secs => $2::float8)
               and not (o.name like any ($3::text[]))
               and length(o.name) <= \(ObjectReference.longestDeletableName)
-              and not exists (select 1 from steward.orphan_refs r where r.bucket = o.bucket_id and r.name = o.name collate "C")
             """
         if loose {
             for part: PostgresQuery in ["o.name", "split_part(o.name, '/', -1)"] {
-                predicate.append("""
+                expression.append("""
 
                       and not exists (select 1 from (select l.tail from steward.orphan_loose l
                                                      where l.bucket = o.bucket_id and l.tail >= reverse(\(part)) collate "C"
@@ -448,7 +459,8 @@ public struct OrphanAvatarsJob: Job {
                     """)
             }
         }
-        return predicate
+        expression.append(", false)")
+        return expression
     }
 
     private var keepPatterns: [String] {
@@ -463,42 +475,60 @@ public struct OrphanAvatarsJob: Job {
         let unowned: Int64
         let candidates: Int64
         let bytes: Int64
+        /// Objects no name read by the scan names (candidates, and those the grace, a kept prefix, their length or a
+        /// value not understood for certain keeps).
+        let unreferenced: Int64
+        /// Rows of names the scan read for the bucket (one a plain name or common URL, one each exact name the
+        /// function read).
+        let names: Int64
+
+        /// Every name row found its object: the objects some name names are as many as the rows, and each row names
+        /// one object, so no reference of the bucket points to a missing object (rows for the same name would make
+        /// the rows outnumber the objects, and the report then looks, as it does for any other count).
+        var everyNameFound: Bool { names == objects - unreferenced }
     }
 
-    /// Every bucket's objects and, in one anti-join against the references read by the scan, its candidates (kept
-    /// in `steward.orphan_candidates`, indexed by name for the pages when `indexed`: a dry run reads one page a
-    /// bucket) with their bytes, in the order of `buckets`.
+    /// Every bucket's objects and, in one anti-join against the names read by the scan, its unreferenced objects
+    /// (kept in `steward.orphan_candidates`, those that may go marked `eligible`; indexed by name for the pages when
+    /// `indexed`: a dry run reads one page a bucket), with the candidates' count and bytes, in the order of `buckets`.
     private func findCandidates(_ c: Connection, loose: Bool, indexed: Bool) throws -> [BucketScan] {
         try c.transaction { c in
+            // One snapshot for the table and the counts: the objects counted are the ones the anti-join saw.
+            _ = try c.execute("set transaction isolation level repeatable read")
             // `create table … as` reads in parallel workers (an insert through a `with` would not).
             _ = try c.query("""
                 create unlogged table steward.orphan_candidates with (autovacuum_enabled = false) as
                 select o.bucket_id as bucket, o.name collate "C" as name, coalesce((o.metadata ->> 'size')::bigint, 0) as size,
-                       o.owner::text as owner, extract(epoch from o.created_at)::float8 as created_at
-                from storage.objects o where \(candidatePredicate(loose: loose))
+                       o.owner::text as owner, extract(epoch from o.created_at)::float8 as created_at, \(eligibleExpression(loose: loose)) as eligible
+                from storage.objects o where \(unreferencedPredicate)
                 """, [buckets, graceSeconds, keepPatterns])
             // A name with `?` may be a URL's name and query read together: such candidates are looked up among the
-            // references with a query (the scan keeps one row a URL, its name and query apart). None, no lookup.
-            if try c.query("select exists (select 1 from steward.orphan_candidates where strpos(name, '?') > 0)").scalar(Bool.self) {
+            // references with a query (the scan keeps one row a URL, its name and query apart), and kept when found.
+            // None, no lookup. They stay unreferenced for the count: no name row names them.
+            if try c.query("select exists (select 1 from steward.orphan_candidates where eligible and strpos(name, '?') > 0)").scalar(Bool.self) {
                 _ = try c.execute("""
-                    delete from steward.orphan_candidates k using steward.orphan_refs r
-                    where strpos(k.name, '?') > 0 and r.query is not null and r.bucket = k.bucket
+                    update steward.orphan_candidates k set eligible = false from steward.orphan_refs r
+                    where k.eligible and strpos(k.name, '?') > 0 and r.query is not null and r.bucket = k.bucket
                       and r.name = split_part(k.name, '?', 1) and r.query = split_part(k.name, '?', 2) and r.name || '?' || r.query = k.name
                     """)
             }
             if indexed { _ = try c.execute("create index orphan_candidates_key on steward.orphan_candidates (bucket, name)") }
             try ScanTables.analyze(c, "steward.orphan_candidates")
             return try c.query("""
-                select b.bucket, o.objects, o.unowned, k.candidates, k.bytes
+                with named as (select r.bucket, count(*) as names from steward.orphan_refs r where r.name is not null group by r.bucket)
+                select b.bucket, o.objects, o.unowned, k.candidates, k.bytes, k.unreferenced, coalesce(n.names, 0)
                 from unnest($1::text[]) with ordinality b(bucket, i)
                 cross join lateral (select count(*) as objects, count(*) filter (where \(unescaped: Self.unowned)) as unowned
                                     from storage.objects o where o.bucket_id = b.bucket) o
-                cross join lateral (select count(*) as candidates, coalesce(sum(k.size), 0)::int8 as bytes
+                cross join lateral (select count(*) filter (where k.eligible) as candidates,
+                                           coalesce(sum(k.size) filter (where k.eligible), 0)::int8 as bytes, count(*) as unreferenced
                                     from steward.orphan_candidates k where k.bucket = b.bucket) k
+                left join named n on n.bucket = b.bucket
                 order by b.i
                 """, [buckets]).rows.map { row in
                 BucketScan(bucket: try row.decode(String.self, at: 0), objects: try row.decode(Int64.self, at: 1), unowned: try row.decode(Int64.self, at: 2),
-                           candidates: try row.decode(Int64.self, at: 3), bytes: try row.decode(Int64.self, at: 4))
+                           candidates: try row.decode(Int64.self, at: 3), bytes: try row.decode(Int64.self, at: 4),
+                           unreferenced: try row.decode(Int64.self, at: 5), names: try row.decode(Int64.self, at: 6))
             }
         }
     }
@@ -508,7 +538,7 @@ public struct OrphanAvatarsJob: Job {
     private func candidatePage(_ c: Connection, bucket: String, after: String, size: Int) throws -> [Candidate] {
         try c.query("""
             select k.name, k.size, k.owner, k.created_at from steward.orphan_candidates k
-            where k.bucket = $1 and k.name > $2 collate "C"
+            where k.bucket = $1 and k.eligible and k.name > $2 collate "C"
               and exists (select 1 from storage.objects o
                           where o.bucket_id = k.bucket and o.name = k.name collate "default"
                             and coalesce(o.updated_at, o.created_at, now()) < now() - make_interval(secs => $3::float8))
