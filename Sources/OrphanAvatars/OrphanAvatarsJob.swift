@@ -481,11 +481,14 @@ public struct OrphanAvatarsJob: Job {
         /// Rows of names the scan read for the bucket (one a plain name or common URL, one each exact name the
         /// function read).
         let names: Int64
+        /// `storage.objects` has a valid unique index on `(bucket_id, name)`: a name row names at most one object.
+        let oneObjectAName: Bool
 
         /// Every name row found its object: the objects some name names are as many as the rows, and each row names
-        /// one object, so no reference of the bucket points to a missing object (rows for the same name would make
-        /// the rows outnumber the objects, and the report then looks, as it does for any other count).
-        var everyNameFound: Bool { names == objects - unreferenced }
+        /// at most one object (`oneObjectAName`), so no reference of the bucket points to a missing object (rows for
+        /// the same name would make the rows outnumber the objects, and the report then looks, as it does for any
+        /// other count).
+        var everyNameFound: Bool { oneObjectAName && names == objects - unreferenced }
     }
 
     /// Every bucket's objects and, in one anti-join against the names read by the scan, its unreferenced objects
@@ -516,7 +519,13 @@ public struct OrphanAvatarsJob: Job {
             try ScanTables.analyze(c, "steward.orphan_candidates")
             return try c.query("""
                 with named as (select r.bucket, count(*) as names from steward.orphan_refs r where r.name is not null group by r.bucket)
-                select b.bucket, o.objects, o.unowned, k.candidates, k.bytes, k.unreferenced, coalesce(n.names, 0)
+                select b.bucket, o.objects, o.unowned, k.candidates, k.bytes, k.unreferenced, coalesce(n.names, 0),
+                       exists (select 1 from pg_index i
+                               where i.indrelid = 'storage.objects'::regclass and i.indisunique and i.indisvalid
+                                 and i.indpred is null and i.indexprs is null and i.indnkeyatts = 2
+                                 and (select array_agg(a.attname::text order by a.attname)
+                                      from pg_attribute a where a.attrelid = i.indrelid and a.attnum = any (i.indkey[0:1]))
+                                     = array['bucket_id', 'name']) as one_object_a_name
                 from unnest($1::text[]) with ordinality b(bucket, i)
                 cross join lateral (select count(*) as objects, count(*) filter (where \(unescaped: Self.unowned)) as unowned
                                     from storage.objects o where o.bucket_id = b.bucket) o
@@ -528,7 +537,8 @@ public struct OrphanAvatarsJob: Job {
                 """, [buckets]).rows.map { row in
                 BucketScan(bucket: try row.decode(String.self, at: 0), objects: try row.decode(Int64.self, at: 1), unowned: try row.decode(Int64.self, at: 2),
                            candidates: try row.decode(Int64.self, at: 3), bytes: try row.decode(Int64.self, at: 4),
-                           unreferenced: try row.decode(Int64.self, at: 5), names: try row.decode(Int64.self, at: 6))
+                           unreferenced: try row.decode(Int64.self, at: 5), names: try row.decode(Int64.self, at: 6),
+                           oneObjectAName: try row.decode(Bool.self, at: 7))
             }
         }
     }
