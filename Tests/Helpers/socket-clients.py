@@ -6,7 +6,8 @@
       (MODE hold: each sends half a line and waits; MODE flood: each sends "verify" again and again); prints one
       JSON line per user: most connections held at once, refusals and their messages.
   socket-clients.py ask SOCKET USER SECONDS LINE...          as USER: one connection per LINE, all sent at once; prints
-      one JSON line per reply as it comes (line, reply's first 200 characters, seconds), then one with reply null for
+      one JSON line per reply as it comes (line, reply's first 200 characters, seconds since the start, wall-clock
+      time at), then one with reply null for
       each left unanswered when SECONDS pass.
   socket-clients.py listen SOCKET USER SECONDS               as USER: a server that answers every line with ok.
   socket-clients.py hangup SOCKET SECONDS                    a server that accepts and closes at once.
@@ -168,7 +169,7 @@ def main():
                 del waiting[s]
                 s.close()
                 print(json.dumps({"line": line, "reply": reply.split(b"\n")[0][:200].decode("utf-8", "replace"),
-                                  "seconds": round(time.monotonic() - started, 3)}), flush=True)
+                                  "seconds": round(time.monotonic() - started, 3), "at": time.time()}), flush=True)
         for line, _ in waiting.values():
             print(json.dumps({"line": line, "reply": None}), flush=True)
     elif command == "listen":
