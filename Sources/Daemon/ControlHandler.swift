@@ -44,16 +44,14 @@ struct ControlHandler: Sendable {
         } catch {
             return failure(error.message)
         }
+        let reply: String?
         switch request.command.name {
-        case "help":
-            logger.debug("control request", [("command", "help"), ("uid", String(peer.uid))])
-            return help()
-        case "jobs":
-            guard let last = coordinator.lastRuns.held() else { return nil }
-            logger.debug("control request", [("command", "jobs"), ("uid", String(peer.uid))])
-            return jobs(last: last)
-        default: return nil
+        case "help": reply = help()
+        case "jobs": reply = coordinator.lastRuns.held().map { jobs(last: $0) }
+        default: reply = nil
         }
+        if reply != nil { logger.debug("control request", [("command", request.command.name), ("uid", String(peer.uid))]) }
+        return reply
     }
 
     func handle(_ line: String, peer: PeerCredentials) async -> String {
