@@ -58,15 +58,18 @@ enum AdviseCommand: StewardCommand {
                 ("resolved", .number(Double(recorded.resolved))),
             ]).rendered)
         } else {
-            var text = shown.isEmpty ? "ok: no findings in \(advisor.schemas.joined(separator: ", "))\n"
-                : "\(shown.count) finding(s) in \(advisor.schemas.joined(separator: ", ")):\n"
+            // Names and details come from the database (a table may be named with escape sequences or a newline):
+            // each value is escaped as log lines are, so it can neither drive the terminal nor forge a line.
+            let e = LogText.escaped
+            let schemas = advisor.schemas.map(e).joined(separator: ", ")
+            var text = shown.isEmpty ? "ok: no findings in \(schemas)\n" : "\(shown.count) finding(s) in \(schemas):\n"
             for f in shown {
-                text += "\n\(f.level.rawValue) \(f.name) \(f.object)\(f.isNew ? " (new)" : "")\n  \(f.detail)\n  why: \(f.why)\n  fix: \(f.fix)\n"
-                if let migration = f.migration { text += "  opt-in migration: \(migration)\n" }
+                text += "\n\(f.level.rawValue) \(e(f.name)) \(e(f.object))\(f.isNew ? " (new)" : "")\n  \(e(f.detail))\n  why: \(e(f.why))\n  fix: \(e(f.fix))\n"
+                if let migration = f.migration { text += "  opt-in migration: \(e(migration))\n" }
             }
             let ignored = findings.count - shown.count
             if ignored > 0 { text += "\n\(ignored) finding(s) silenced by [advisor] ignore (see --json)\n" }
-            for failed in report.failedChecks { text += "\ncheck \(failed.name) could not run: \(failed.reason)\n" }
+            for failed in report.failedChecks { text += "\ncheck \(e(failed.name)) could not run: \(e(failed.reason))\n" }
             Output.print(text)
         }
         if shown.contains(where: { $0.level == .error }) { return .drift }

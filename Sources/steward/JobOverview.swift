@@ -38,21 +38,24 @@ struct JobOverview {
         return JobOverview(leader: leader, jobs: jobs, alerts: try AlertLog.recent(c))
     }
 
+    /// Values read from the database (an alert names the objects it is about, and a table may be named with escape
+    /// sequences or a newline) are escaped as log lines are.
     var text: String {
+        let e = LogText.escaped
         var text = "leader: "
         if let leader {
-            text += "\(leader.host) pid \(leader.pid) since \(leader.since)" + (leader.holding ? "" : " (NOT holding the lock now: no instance leads)") + "\n"
+            text += "\(e(leader.host)) pid \(leader.pid) since \(leader.since)" + (leader.holding ? "" : " (NOT holding the lock now: no instance leads)") + "\n"
         } else {
             text += "none yet\n"
         }
         text += "\nJOB              LAST        LAST STARTED          LAST SUCCESS          NEXT (from --config)\n"
         for job in jobs {
-            text += job.name.padding(17) + (job.lastStatus ?? "-").padding(12) + (job.lastStarted ?? "-").padding(22)
+            text += e(job.name).padding(17) + (job.lastStatus ?? "-").padding(12) + (job.lastStarted ?? "-").padding(22)
                 + (job.lastSuccess ?? "-").padding(22) + (job.next ?? "-") + "\n"
             if let progress = job.progress { text += "  running here: \(progress.line)\n" }
         }
         if !alerts.isEmpty {
-            text += "\nalerts (last 30 days):\n" + alerts.map { "  \($0.at) \($0.level.uppercased()) \($0.message)\n" }.joined()
+            text += "\nalerts (last 30 days):\n" + alerts.map { "  \($0.at) \(e($0.level.uppercased())) \(e($0.message))\n" }.joined()
         }
         return text
     }

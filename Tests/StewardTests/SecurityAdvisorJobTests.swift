@@ -75,4 +75,64 @@ struct SecurityAdvisorJobTests {
             #expect(again.exitCode == (errors.isEmpty ? 0 : 2), "\(again.output)")
         }
     }
+
+    @Test("advise's text escapes names from the database: escape sequences cannot reach the terminal, a newline cannot forge a line")
+    func adviseEscapesNames() throws {
+        try withTestDatabase { db in
+            // Sets the window title, clears the screen, then breaks the line to forge a finding of its own.
+            let table = "\u{1b}]0;pwned\u{07}\u{1b}[2Jt\nerror forged_check public.safe"
+            let policy = "own row\nerror forged_policy\u{7f}\u{9b}"
+            func quoted(_ name: String) -> String { "\"" + name.replacing("\"", with: "\"\"") + "\"" }
+            let owner = try db.connect()
+            // Row level security off, a policy anyway, and auth.uid() called per row: three findings naming them.
+            try owner.execute("""
+                create table public.\(quoted(table)) (id uuid primary key);
+                create policy \(quoted(policy)) on public.\(quoted(table)) for select using (auth.uid() = id);
+                """)
+
+            let json = try StewardProcess.run(["advise", "--database-url", db.url, "--json"])
+            #expect(json.exitCode == 2, "\(json.output)")
+            let object = try self.json(json.stdout)
+            let findings = object["findings"] as? [[String: Any]] ?? []
+            let objects = findings.compactMap { $0["object"] as? String }
+            // --json keeps the names whole (JSON escapes them) and parses.
+            #expect(objects.contains("public." + table), "\(objects)")
+            #expect(objects.contains("public." + table + "." + policy), "\(objects)")
+            #expect(findings.contains { ($0["detail"] as? String)?.contains(policy) == true }, "\(findings)")
+
+            let text = try StewardProcess.run(["advise", "--database-url", db.url])
+            #expect(text.exitCode == 2, "\(text.output)")
+            let raw = text.stdout.utf8.filter { ($0 < 0x20 && $0 != 0x0a) || $0 == 0x7f }
+            #expect(raw.isEmpty, "raw control bytes \(raw) in: \(text.stdout.debugDescription)")
+            #expect(!text.stdout.unicodeScalars.contains { (0x80...0x9f).contains($0.value) }, "\(text.stdout.debugDescription)")
+            // The escaped names are there, as the log writer spells them.
+            let shownTable = "\\u{001B}]0;pwned\\u{0007}\\u{001B}[2Jt\\nerror forged_check public.safe"
+            let shownPolicy = "own row\\nerror forged_policy\\u{007F}\\u{009B}"
+            #expect(text.stdout.contains("rls_disabled_in_public public.\(shownTable)\n"), "\(text.stdout)")
+            #expect(text.stdout.contains("public.\(shownTable).\(shownPolicy)"), "\(text.stdout)")
+            #expect(text.stdout.contains("policies: \(shownPolicy)\n"), "\(text.stdout)")
+            // No forged line: exactly the lines the findings make (a header; per finding a blank line, the finding,
+            // detail, why, fix and maybe the opt-in migration; the silenced count; each failed check).
+            let shown = findings.filter { ($0["ignored"] as? Bool) == false }
+            let ignored = findings.count - shown.count
+            let failed = (object["failed_checks"] as? [Any] ?? []).count
+            let expected = 1 + shown.reduce(0) { $0 + 5 + ($1["migration"] is String ? 1 : 0) } + (ignored > 0 ? 2 : 0) + 2 * failed
+            let lines = text.stdout.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+            #expect(lines.count == expected, "\(text.stdout)")
+            #expect(!lines.contains { $0.hasPrefix("error forged") }, "\(text.stdout)")
+
+            // The job raises an alert per finding, naming the object; steward status lists them, one line each.
+            let job = try StewardProcess.run(["job", "run", "security-advisor", "--database-url", db.url])
+            #expect(job.exitCode == 0, "\(job.output)")
+            let status = try StewardProcess.run(["status", "--database-url", db.url, "--migrations", TestEnvironment.migrationsDirectory])
+            #expect(status.exitCode == 0, "\(status.output)")
+            let statusRaw = status.stdout.utf8.filter { ($0 < 0x20 && $0 != 0x0a) || $0 == 0x7f }
+            #expect(statusRaw.isEmpty, "raw control bytes \(statusRaw) in: \(status.stdout.debugDescription)")
+            let alertLines = status.stdout.components(separatedBy: "alerts (last 30 days):\n").last?
+                .split(separator: "\n").filter { $0.contains("Security advisor:") } ?? []
+            #expect(alertLines.count == shown.count, "\(status.stdout)")
+            #expect(alertLines.allSatisfy { $0.contains("public.\(shownTable)") }, "\(status.stdout)")
+            #expect(!status.stdout.split(separator: "\n").contains { $0.hasPrefix("error forged") }, "\(status.stdout)")
+        }
+    }
 }
