@@ -187,25 +187,35 @@ public struct OrphanAvatarsJob: Job {
         summary.set("references", scan.references)
         summary.set("unrecognised_references", scan.unrecognised)
         if scan.unrecognised > 0 {
-            // Not understood for certain: kept, with every object whose name or last segment ends them.
-            log.warning("references not understood for certain; the objects they may name are kept",
+            // Not read as an exact name: like every value, they keep every object they mention (`ObjectMention`).
+            log.warning("references not understood for certain (not read as an exact object name); every object they mention is kept",
                         [("count", String(scan.unrecognised)), ("examples", scan.examples.joined(separator: " | "))])
-            summary.note("unrecognised references (kept what they may name): " + scan.examples.joined(separator: " | "))
+            summary.note("unrecognised references (every object they mention is kept): " + scan.examples.joined(separator: " | "))
         }
 
         // One anti-join finds every candidate, kept in a working table; the brake counts them there and the deletion
         // pages through them: each object and each reference is looked at once, whatever the size.
         var totals = (objects: Int64(0), candidates: Int64(0), bytes: Int64(0), unowned: Int64(0))
         context.progress.begin("scanning")
-        let perBucket = try await ScanTables.run(context) { [self, loose = scan.unrecognised > 0, indexed = !context.dryRun] c in
-            try findCandidates(c, loose: loose, indexed: indexed)
+        let perBucket = try await ScanTables.run(context) { [self, indexed = !context.dryRun] c in
+            try findCandidates(c, indexed: indexed)
         }
+        var mentioned: Int64 = 0
         for found in perBucket {
             totals.objects += found.objects; totals.candidates += found.candidates; totals.unowned += found.unowned
             totals.bytes = totals.bytes.saturatingSum(found.bytes)
+            mentioned += found.mentioned
         }
         summary.set("objects", totals.objects)
         summary.set("candidates", totals.candidates)
+        summary.set("kept_by_mention", mentioned)
+        if mentioned > 0 {
+            let examples = try await ScanTables.run(context) { c in
+                try c.query("select name from steward.orphan_candidates where mentioned order by name limit 3").rows.map { try $0.decode(String.self, at: 0) }
+            }
+            log.notice("kept: objects no reference names exactly, but some reference mentions", [("count", String(mentioned)),
+                                                                                                ("examples", examples.joined(separator: " | "))])
+        }
         summary.set(context.dryRun ? "bytes_would_free" : "candidate_bytes", totals.bytes)
 
         // The safety brake: an empty profiles table after a bad restore must not wipe the bucket.
@@ -397,24 +407,24 @@ public struct OrphanAvatarsJob: Job {
                 scan.references = try c.query("select count(*) from (\(unescaped: source)) s").scalar(Int64.self)
                 let reading = ObjectReference.readingSQL(source: source, buckets: "$1::text[]", longestName: longest)
                 _ = try c.query("create unlogged table steward.orphan_refs with (autovacuum_enabled = false) as \(unescaped: reading)", [buckets])
-                // Values the common forms do not read: their names from the function, exact ones beside the rest, the
-                // ones not understood for certain kept reversed for the candidates' probe.
+                // Values the common forms do not read: their names from the function, exact ones beside the rest; the
+                // ones not understood for certain are noted (the dangling report leaves them out). What decides a
+                // deletion is the mention rule, over every value (`MentionPass`).
                 _ = try c.execute("""
-                    create unlogged table steward.orphan_loose (col int2 not null, ref tid not null, bucket text not null, tail text collate "C" not null)
+                    create unlogged table steward.orphan_loose (col int2 not null, ref tid not null, bucket text not null)
                         with (autovacuum_enabled = false)
                     """)
                 let markers = try c.query("""
                     with m as materialized (\(unescaped: Self.markerNames)),
                     exact as (insert into steward.orphan_refs (col, ref, bucket, name)
                               select col, ref, bucket, name from m where not loose and length(name) <= $1),
-                    loose as (insert into steward.orphan_loose select col, ref, bucket, left(reverse(name), $1) from m where loose)
+                    loose as (insert into steward.orphan_loose select distinct col, ref, bucket from m where loose)
                     select (select count(distinct (col, ref)) from m where loose),
                            coalesce((select array_agg(e) from (select distinct left(v, 80) as e from m where loose order by 1 limit 3) x), '{}')
                     """, [longest]).firstRow()
                 scan.unrecognised = try markers.decode(Int64.self, at: 0)
                 scan.examples = try markers.decode([String].self, at: 1)
                 // The exact names are read whole by hash joins (the anti-join, the dangling report): no index to build.
-                _ = try c.execute("create index orphan_loose_key on steward.orphan_loose (bucket, tail)")
                 try ScanTables.analyze(c, "steward.orphan_refs", "steward.orphan_loose")
                 return scan
             }
@@ -438,30 +448,13 @@ public struct OrphanAvatarsJob: Job {
           and not exists (select 1 from steward.orphan_refs r where r.bucket = o.bucket_id and r.name = o.name collate "C")
         """
 
-    /// Whether an unreferenced object `o` may go: older than the grace, outside the kept prefixes, with a name of at
-    /// most `longestDeletableName` characters, and (when some values were not understood for certain) no such value
-    /// ending with the object's name or last segment, found by one probe of the reversed texts' index (texts kept to
-    /// their last `longestDeletableName` characters, all a probe compares). Cheapest tests first.
-    private func eligibleExpression(loose: Bool) -> PostgresQuery {
-        var expression: PostgresQuery = """
-            coalesce(coalesce(o.updated_at, o.created_at, now()) < now() - make_interval(secs => $2::float8)
-              and not (o.name like any ($3::text[]))
-              and length(o.name) <= \(ObjectReference.longestDeletableName)
-            """
-        if loose {
-            for part: PostgresQuery in ["o.name", "split_part(o.name, '/', -1)"] {
-                expression.append("""
-
-                      and not exists (select 1 from (select l.tail from steward.orphan_loose l
-                                                     where l.bucket = o.bucket_id and l.tail >= reverse(\(part)) collate "C"
-                                                     order by l.tail limit 1) x
-                                      where left(x.tail, length(\(part))) = reverse(\(part)) collate "C")
-                    """)
-            }
-        }
-        expression.append(", false)")
-        return expression
-    }
+    /// Whether an unreferenced object `o` may go, before the mention rule has its say (`MentionPass`): older than the
+    /// grace, outside the kept prefixes, with a name of at most `longestDeletableName` characters. Cheapest tests first.
+    private let eligibleExpression: PostgresQuery = """
+        coalesce(coalesce(o.updated_at, o.created_at, now()) < now() - make_interval(secs => $2::float8)
+          and not (o.name like any ($3::text[]))
+          and length(o.name) <= \(ObjectReference.longestDeletableName), false)
+        """
 
     private var keepPatterns: [String] {
         keepPrefixes.map { $0.replacing("\\", with: "\\\\").replacing("%", with: "\\%").replacing("_", with: "\\_") + "%" }
@@ -476,8 +469,10 @@ public struct OrphanAvatarsJob: Job {
         let candidates: Int64
         let bytes: Int64
         /// Objects no name read by the scan names (candidates, and those the grace, a kept prefix, their length or a
-        /// value not understood for certain keeps).
+        /// mention keeps).
         let unreferenced: Int64
+        /// Objects that would have gone but a reference mentions (`ObjectMention`): kept.
+        let mentioned: Int64
         /// Rows of names the scan read for the bucket (one a plain name or common URL, one each exact name the
         /// function read).
         let names: Int64
@@ -494,15 +489,24 @@ public struct OrphanAvatarsJob: Job {
     /// Every bucket's objects and, in one anti-join against the names read by the scan, its unreferenced objects
     /// (kept in `steward.orphan_candidates`, those that may go marked `eligible`; indexed by name for the pages when
     /// `indexed`: a dry run reads one page a bucket), with the candidates' count and bytes, in the order of `buckets`.
-    private func findCandidates(_ c: Connection, loose: Bool, indexed: Bool) throws -> [BucketScan] {
-        try c.transaction { c in
-            // One snapshot for the table and the counts: the objects counted are the ones the anti-join saw.
-            _ = try c.execute("set transaction isolation level repeatable read")
+    private func findCandidates(_ c: Connection, indexed: Bool) throws -> [BucketScan] {
+        let values = try references.map { try MentionPass.valuesSQL($0) }
+        return try c.transaction { c in
+            // One snapshot for the table, the mentions and the counts: the objects counted are the ones the anti-join
+            // saw, and the references read for mentions are at least as new as those the scan read.
+            _ = try c.execute("""
+                set transaction isolation level repeatable read;
+                -- A reference hidden from this role by row level security would mention nothing: with it off, such a
+                -- read fails instead.
+                set local row_security = off;
+                set local jit = off;
+                """)
             // `create table … as` reads in parallel workers (an insert through a `with` would not).
             _ = try c.query("""
                 create unlogged table steward.orphan_candidates with (autovacuum_enabled = false) as
                 select o.bucket_id as bucket, o.name collate "C" as name, coalesce((o.metadata ->> 'size')::bigint, 0) as size,
-                       o.owner::text as owner, extract(epoch from o.created_at)::float8 as created_at, \(eligibleExpression(loose: loose)) as eligible
+                       o.owner::text as owner, extract(epoch from o.created_at)::float8 as created_at, \(eligibleExpression) as eligible,
+                       false as mentioned
                 from storage.objects o where \(unreferencedPredicate)
                 """, [buckets, graceSeconds, keepPatterns])
             // A name with `?` may be a URL's name and query read together: such candidates are looked up among the
@@ -515,11 +519,13 @@ public struct OrphanAvatarsJob: Job {
                       and r.name = split_part(k.name, '?', 1) and r.query = split_part(k.name, '?', 2) and r.name || '?' || r.query = k.name
                     """)
             }
+            // The rule that decides: a candidate any reference value mentions, in any form, stays.
+            _ = try MentionPass.keepMentioned(c, values: values)
             if indexed { _ = try c.execute("create index orphan_candidates_key on steward.orphan_candidates (bucket, name)") }
             try ScanTables.analyze(c, "steward.orphan_candidates")
             return try c.query("""
                 with named as (select r.bucket, count(*) as names from steward.orphan_refs r where r.name is not null group by r.bucket)
-                select b.bucket, o.objects, o.unowned, k.candidates, k.bytes, k.unreferenced, coalesce(n.names, 0),
+                select b.bucket, o.objects, o.unowned, k.candidates, k.bytes, k.unreferenced, coalesce(n.names, 0), k.mentioned,
                        exists (select 1 from pg_index i
                                where i.indrelid = 'storage.objects'::regclass and i.indisunique and i.indisvalid
                                  and i.indpred is null and i.indexprs is null and i.indnkeyatts = 2
@@ -530,15 +536,16 @@ public struct OrphanAvatarsJob: Job {
                 cross join lateral (select count(*) as objects, count(*) filter (where \(unescaped: Self.unowned)) as unowned
                                     from storage.objects o where o.bucket_id = b.bucket) o
                 cross join lateral (select count(*) filter (where k.eligible) as candidates,
-                                           coalesce(sum(k.size) filter (where k.eligible), 0)::int8 as bytes, count(*) as unreferenced
+                                           coalesce(sum(k.size) filter (where k.eligible), 0)::int8 as bytes, count(*) as unreferenced,
+                                           count(*) filter (where k.mentioned) as mentioned
                                     from steward.orphan_candidates k where k.bucket = b.bucket) k
                 left join named n on n.bucket = b.bucket
                 order by b.i
                 """, [buckets]).rows.map { row in
                 BucketScan(bucket: try row.decode(String.self, at: 0), objects: try row.decode(Int64.self, at: 1), unowned: try row.decode(Int64.self, at: 2),
                            candidates: try row.decode(Int64.self, at: 3), bytes: try row.decode(Int64.self, at: 4),
-                           unreferenced: try row.decode(Int64.self, at: 5), names: try row.decode(Int64.self, at: 6),
-                           oneObjectAName: try row.decode(Bool.self, at: 7))
+                           unreferenced: try row.decode(Int64.self, at: 5), mentioned: try row.decode(Int64.self, at: 7),
+                           names: try row.decode(Int64.self, at: 6), oneObjectAName: try row.decode(Bool.self, at: 8))
             }
         }
     }

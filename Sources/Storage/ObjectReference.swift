@@ -355,9 +355,10 @@ end;
     /// A plain name with an optional plain query: the last piece as `plainName` and `plainQuery` read it together.
     static let plainTail = "^" + plainName.dropFirst().dropLast() + "(" + plainQuery.dropFirst().dropLast() + ")?$"
 
-    /// `create function` statements for both functions under `schema` (`pg_temp` for a run's own copy).
+    /// `create function` statements for both functions, and the mention rule's (`ObjectMention`), under `schema`
+    /// (`pg_temp` for a run's own copy).
     public static func functionsSQL(schema: String) -> String {
-        """
+        ObjectMention.functionsSQL(schema: schema) + "\n" + """
         create or replace function \(schema).steward_reference_names(value text, bucket text)
         returns table (name text, loose boolean)
         language plpgsql immutable parallel safe

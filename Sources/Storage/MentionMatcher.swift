@@ -1,0 +1,172 @@
+/// Finds which of many patterns occur anywhere in a stream of texts, reading each text once: the matching half of
+/// the mention rule (`ObjectMention`), whose other half, the texts and patterns themselves, is SQL.
+///
+/// Each pattern is kept as a 64-bit polynomial hash of its bytes and its length; each text is hashed once into
+/// prefix hashes, and every window of every pattern length is looked up (a bitmap first, then an open-addressing
+/// table). Equal bytes always hash equal, so an occurring pattern is always found; two different byte strings may
+/// hash equal, which can only mark a pattern found that is not (an object kept that could have gone), never the other
+/// way. The work is a text's length times the number of distinct pattern lengths; the memory is 9 bytes a table slot
+/// (at most twice the patterns), whatever the texts.
+public struct MentionMatcher {
+    /// Hashes (with their lengths mixed in) of the patterns; 0 marks an empty slot.
+    private var keys: [UInt64]
+    /// Whether the pattern in the same slot was found.
+    private var found: [Bool]
+    private var shift: Int
+    /// One bit for each of 2^20 buckets of mixed hashes: most windows stop here, in a table that stays in cache.
+    private var filter: [UInt64]
+    /// The distinct pattern lengths in bytes, ascending, and base^length for each.
+    private var lengths: [Int] = []
+    private var powers: [Int: UInt64] = [:]
+    /// An empty pattern occurs in every text.
+    private var hasEmpty = false
+    public private(set) var count = 0
+    public private(set) var foundCount = 0
+    private let base: UInt64
+    /// Prefix hashes of the text being read, reused from text to text.
+    private var prefix: [UInt64] = []
+
+    public init(expectedPatterns: Int = 0) {
+        var slots = 16
+        while slots < expectedPatterns * 2 { slots <<= 1 }
+        keys = Array(repeating: 0, count: slots)
+        found = Array(repeating: false, count: slots)
+        shift = 64 - slots.trailingZeroBitCount
+        filter = Array(repeating: 0, count: (1 << 20) / 64)
+        // A random odd base a run: no text can be written ahead to collide with a pattern.
+        base = UInt64.random(in: 1 << 32 ... UInt64.max) | 1
+    }
+
+    public var isEmpty: Bool { count == 0 && !hasEmpty }
+    /// Some pattern occurred (an empty one always does).
+    public var foundAny: Bool { foundCount > 0 || hasEmpty }
+    /// Every pattern has been found: reading more texts can change nothing.
+    public var allFound: Bool { foundCount == count }
+
+    /// Adds one pattern (its bytes).
+    public mutating func add(_ pattern: UnsafeBufferPointer<UInt8>) {
+        guard !pattern.isEmpty else { hasEmpty = true; return }
+        if powers[pattern.count] == nil {
+            var power: UInt64 = 1
+            for _ in 0..<pattern.count { power = power &* base }
+            powers[pattern.count] = power
+            lengths.append(pattern.count)
+            lengths.sort()
+        }
+        let key = Self.key(hash(pattern), length: pattern.count)
+        if (count + 1) * 2 > keys.count { grow() }
+        if insert(key) { count += 1 }
+        setFilter(key)
+    }
+
+    public mutating func add(_ pattern: [UInt8]) { pattern.withUnsafeBufferPointer { add($0) } }
+
+    /// Reads one text: every pattern occurring in it is marked found.
+    public mutating func scan(_ text: UnsafeBufferPointer<UInt8>) {
+        guard count > 0, foundCount < count, let shortest = lengths.first, text.count >= shortest else { return }
+        if prefix.count < text.count + 1 { prefix = Array(repeating: 0, count: max(text.count + 1, prefix.count * 2)) }
+        let base = base
+        prefix.withUnsafeMutableBufferPointer { prefix in
+            var h: UInt64 = 0
+            prefix[0] = 0
+            for i in 0..<text.count {
+                h = h &* base &+ UInt64(text[i]) &+ 1
+                prefix[i + 1] = h
+            }
+        }
+        // Locals: the loop below marks slots of `self` while it reads these.
+        let prefix = prefix, filter = filter
+        for length in lengths {
+            guard length <= text.count else { break }
+            let power = powers[length]!
+            prefix.withUnsafeBufferPointer { prefix in
+                filter.withUnsafeBufferPointer { filter in
+                    var end = length
+                    while end <= text.count {
+                        let key = Self.key(prefix[end] &- prefix[end - length] &* power, length: length)
+                        let bit = Self.filterBit(key)
+                        if filter[bit >> 6] & (1 << UInt64(bit & 63)) != 0 {
+                            markFound(key)
+                        }
+                        end += 1
+                    }
+                }
+            }
+        }
+    }
+
+    public mutating func scan(_ text: [UInt8]) { text.withUnsafeBufferPointer { scan($0) } }
+
+    /// Whether `pattern` (added before the texts were read) occurred in some text.
+    public func wasFound(_ pattern: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard !pattern.isEmpty else { return true }
+        guard powers[pattern.count] != nil else { return false }
+        let key = Self.key(hash(pattern), length: pattern.count)
+        var slot = Int(truncatingIfNeeded: Self.mix(key) >> UInt64(shift))
+        while keys[slot] != 0 {
+            if keys[slot] == key { return found[slot] }
+            slot = (slot + 1) & (keys.count - 1)
+        }
+        return false
+    }
+
+    public func wasFound(_ pattern: [UInt8]) -> Bool { pattern.withUnsafeBufferPointer { wasFound($0) } }
+
+    // MARK: - Hashing and the table
+
+    private func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        var h: UInt64 = 0
+        for byte in bytes { h = h &* base &+ UInt64(byte) &+ 1 }
+        return h
+    }
+
+    /// The hash with the length mixed in (a window of another length with the same hash is another key); never 0.
+    @inline(__always) static func key(_ hash: UInt64, length: Int) -> UInt64 {
+        let key = hash ^ (UInt64(length) &* 0xD6E8_FEB8_6659_FD93)
+        return key == 0 ? 1 : key
+    }
+
+    @inline(__always) static func mix(_ key: UInt64) -> UInt64 { (key ^ (key >> 31)) &* 0x9E37_79B9_7F4A_7C15 }
+
+    @inline(__always) static func filterBit(_ key: UInt64) -> Int { Int(truncatingIfNeeded: (mix(key) >> 20) & ((1 << 20) - 1)) }
+
+    private mutating func setFilter(_ key: UInt64) {
+        let bit = Self.filterBit(key)
+        filter[bit >> 6] |= 1 << UInt64(bit & 63)
+    }
+
+    /// Inserts `key`; false when it was there already.
+    private mutating func insert(_ key: UInt64) -> Bool {
+        var slot = Int(truncatingIfNeeded: Self.mix(key) >> UInt64(shift))
+        while keys[slot] != 0 {
+            if keys[slot] == key { return false }
+            slot = (slot + 1) & (keys.count - 1)
+        }
+        keys[slot] = key
+        return true
+    }
+
+    @inline(__always) private mutating func markFound(_ key: UInt64) {
+        var slot = Int(truncatingIfNeeded: Self.mix(key) >> UInt64(shift))
+        while keys[slot] != 0 {
+            if keys[slot] == key {
+                if !found[slot] { found[slot] = true; foundCount += 1 }
+                return
+            }
+            slot = (slot + 1) & (keys.count - 1)
+        }
+    }
+
+    private mutating func grow() {
+        let old = keys, oldFound = found
+        keys = Array(repeating: 0, count: old.count * 2)
+        found = Array(repeating: false, count: old.count * 2)
+        shift -= 1
+        for (key, wasFound) in zip(old, oldFound) where key != 0 {
+            var slot = Int(truncatingIfNeeded: Self.mix(key) >> UInt64(shift))
+            while keys[slot] != 0 { slot = (slot + 1) & (keys.count - 1) }
+            keys[slot] = key
+            found[slot] = wasFound
+        }
+    }
+}
