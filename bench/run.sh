@@ -7,9 +7,10 @@
 #   bench/run.sh daemon      steward run: READY time, idle RSS/CPU, fire delay (and beside pg_cron), control latency (about 14 minutes)
 #   bench/run.sh usernames   username-check over 100k, 1M and 10M profiles against the bare SQL (about 20 minutes)
 #   bench/run.sh orphans     orphan-avatars over 100k, 1M and 3M objects through the emulator (about 15 minutes)
+#   bench/run.sh legacy      import-legacy-users over 10k and 200k legacy users: time and peak RSS (a minute or two)
 #
 # Environment: STEWARD_PG_PORT / STEWARD_PG_DIR (the local cluster), BENCH_SIZES (e.g. 100000,1000000: the sizes
-# of the usernames and orphans runs), BENCH_RUNS (username-check runs a size), BENCH_EMULATOR_PORT, BENCH_KEEP_DB=1
+# of the usernames, orphans and legacy runs), BENCH_RUNS (username-check runs a size), BENCH_EMULATOR_PORT, BENCH_KEEP_DB=1
 # (keep the orphan databases for the next run), BENCH_ONLY=control (the daemon bench's control socket part only).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,8 +18,8 @@ cd "$root"
 which=${1:-}
 case "$which" in
   all) benches="migrate daemon usernames orphans" ;;
-  migrate|daemon|usernames|orphans) benches=$which ;;
-  *) sed -n '2,13p' "$0" >&2; exit 64 ;;
+  migrate|daemon|usernames|orphans|legacy) benches=$which ;;
+  *) sed -n '2,14p' "$0" >&2; exit 64 ;;
 esac
 
 apt_install() {
@@ -44,7 +45,7 @@ out="bench/results/$which-$(date +%Y-%m-%d)-$(hostname).md"
   echo "# Steward benchmarks: $which — $(date -u +%Y-%m-%dT%H:%MZ) — $(hostname), $(nproc) cores, $(uname -m)"
   echo
   for bench in $benches; do
-    case $bench in usernames) script=username_bench.py ;; orphans) script=orphan_bench.py ;; *) script=${bench}_bench.py ;; esac
+    case $bench in usernames) script=username_bench.py ;; orphans) script=orphan_bench.py ;; legacy) script=legacy_import_bench.py ;; *) script=${bench}_bench.py ;; esac
     python3 "bench/$script"
     echo
   done

@@ -45,7 +45,15 @@ public struct ImportLegacyUsersJob: Job {
     public func run(_ context: JobContext) async throws -> JobSummary {
         let importer = importer, dryRun = context.dryRun, progress = context.progress
         let outcome = try await context.database.run { c in try importer.run(c, dryRun: dryRun, progress: progress) }
-        for skipped in outcome.skipped.prefix(50) { context.logger.warning("legacy user row not imported", [("user_id", skipped.row), ("reason", skipped.reason)]) }
+        for skipped in outcome.skipped { context.logger.warning("legacy user row not imported", [("user_id", skipped.userID), ("reason", skipped.reason)]) }
+        // Only the first few of each reason are named; say how many more there are, so a short log is not read as all.
+        for reason in LegacyUserImport.skipReasons {
+            let listed = outcome.skipped.filter { $0.reason == reason }
+            let all = outcome.counts[reason] ?? 0
+            if all > Int64(listed.count) {
+                context.logger.warning("more legacy user rows not imported than listed", [("reason", reason), ("rows_not_listed", String(all - Int64(listed.count)))])
+            }
+        }
         var summary = JobSummary()
         summary.set(dryRun ? "would_import" : "imported", outcome.counts["imported"] ?? 0)
         summary.set("already_there", outcome.counts["already_there"] ?? 0)
