@@ -11,7 +11,7 @@ public struct ImportLegacyUsersJob: Job {
         JobOption("table", default: "public.User", help: "the legacy table, schema.table"),
         JobOption("user_id_column", default: "userID", help: "the column holding the auth user's id as text"),
         JobOption("name_column", default: "name", help: "the column copied to profiles.full_name"),
-        JobOption("email_column", default: "email", help: "the column compared with the auth user's email"),
+        JobOption("email_column", default: "email", help: "the column compared with the auth user's email (a row where it is NULL is not imported)"),
     ]
 
     /// `[job.import-legacy-users]`, read once: the table and its columns.

@@ -13,8 +13,8 @@ public struct LegacyUserImport: Sendable {
         (self.schema, self.table, self.userIDColumn, self.nameColumn, self.emailColumn) = (schema, table, userIDColumn, nameColumn, emailColumn)
     }
 
-    /// Why a row was not imported.
-    public static let skipReasons = ["not_uuid", "no_auth_user", "email_differs"]
+    /// Why a row was not imported, in the order the checks are made.
+    public static let skipReasons = ["not_uuid", "no_auth_user", "email_missing", "email_differs"]
 
     /// Every outcome a row can have.
     public static let outcomes = ["imported", "already_there"] + skipReasons
@@ -49,6 +49,7 @@ public struct LegacyUserImport: Sendable {
     public func run(_ c: Connection, dryRun: Bool, progress: JobProgress = JobProgress()) throws -> Outcome {
         let t = try SQLIdentifier(schema, table)
         let uid = try SQLIdentifier(userIDColumn), name = try SQLIdentifier(nameColumn), email = try SQLIdentifier(emailColumn)
+        // A NULL email cannot confirm that the row is the auth user's, so the row is skipped as one that differs is.
         let classified: PostgresQuery = """
             with rows as (
               select l.ctid as row_ref, l.\(uid)::text as user_id, l.\(name)::text as name, l.\(email)::text as email from \(t) l),
@@ -57,7 +58,8 @@ public struct LegacyUserImport: Sendable {
             select t.row_ref, t.user_id, t.id, t.name,
                    case when t.id is null then 'not_uuid'
                         when u.id is null then 'no_auth_user'
-                        when t.email is not null and lower(t.email) is distinct from lower(u.email) then 'email_differs'
+                        when t.email is null then 'email_missing'
+                        when lower(t.email) is distinct from lower(u.email) then 'email_differs'
                         when p.id is not null and (p.full_name is not null or t.name is null) then 'already_there'
                         when p.id is null and t.name is null then 'already_there'
                         else 'imported' end as outcome

@@ -63,6 +63,21 @@ struct LegacyImportTests {
         }
     }
 
+    /// The reproduction: a row without an email was imported without the email check.
+    @Test("a row whose email is NULL is not imported: the user cannot be confirmed")
+    func nullEmail() throws {
+        try withLegacyTable { db, c in
+            let ivy = try db.signUp(email: "ivy@example.com")
+            try c.query("insert into public.\"User\" (\"userID\", name, email) values ($1, 'Ivy', null)", [ivy])
+            for dryRun in [true, false] {
+                let outcome = try Self.importer.run(c, dryRun: dryRun)
+                #expect(outcome.counts == counts(["email_missing": 1]))
+                #expect(outcome.skipped == [LegacyUserImport.Skipped(userID: ivy, reason: "email_missing")])
+            }
+            #expect(try fullName(c, ivy) == nil)
+        }
+    }
+
     /// The import happens in the database; the process reads back the counts and a bounded list of examples.
     @Test("a larger table: every profile filled by the set-based import, the counts add up, and only a few examples of each reason come back")
     func boundedExamples() throws {
