@@ -88,7 +88,7 @@ struct JobCommandTests {
         }
     }
 
-    @Test("the systemd unit passes systemd-analyze verify")
+    @Test("the systemd unit passes systemd-analyze verify, does not restart a config error (exit 78), may write the textfile folder")
     func systemdUnit() throws {
         let unit = try String(contentsOfFile: TestEnvironment.root + "/systemd/steward.service", encoding: .utf8)
             .replacing("/usr/local/bin/steward", with: TestEnvironment.stewardBinary)
@@ -106,7 +106,32 @@ struct JobCommandTests {
         let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         p.waitUntilExit()
         #expect(p.terminationStatus == 0, "\(output)")
+        #expect(!output.contains("ReadWritePaths") && !output.contains("RestartPreventExitStatus"), "\(output)")
         #expect(unit.contains("Type=notify"))
         #expect(unit.contains("ExecReload=/bin/kill -HUP $MAINPID"))
+
+        // The unit's settings, as systemd reads them (comments out, one key=value a line).
+        let settings = unit.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.hasPrefix("#") && !$0.hasPrefix(";") && $0.contains("=") }
+        func values(_ key: String) -> [String] {
+            settings.filter { $0.hasPrefix(key + "=") }.flatMap { $0.dropFirst(key.count + 1).split(separator: " ").map(String.init) }
+        }
+        // A config mistake exits 78 (EX_CONFIG), and the unit does not restart it every RestartSec for ever.
+        #expect(values("Restart") == ["on-failure"])
+        #expect(values("RestartPreventExitStatus").contains("78"), "\(settings)")
+        let badConfig = NSTemporaryDirectory() + "steward-unit-78-\(UUID().uuidString).ini"
+        defer { try? FileManager.default.removeItem(atPath: badConfig) }
+        try "[metrics]\ntextfile = relative.prom\n".write(toFile: badConfig, atomically: true, encoding: .utf8)
+        let bad = try StewardProcess.run(["run", "--config", badConfig])
+        #expect(bad.exitCode == 78, "\(bad.output)")
+        // ProtectSystem=strict leaves the file system read-only: node_exporter's textfile folder is writable
+        // (ReadWritePaths=, "-" for a folder that may be missing), and the state and runtime directories stay.
+        #expect(values("ProtectSystem") == ["strict"])
+        let writable = values("ReadWritePaths").map { $0.drop { $0 == "-" || $0 == "+" } }.map(String.init)
+        #expect(writable.contains { path in
+            let textfileFolder = "/var/lib/prometheus/node-exporter"
+            return textfileFolder == path || textfileFolder.hasPrefix(path.hasSuffix("/") ? path : path + "/")
+        }, "\(settings)")
+        #expect(values("StateDirectory") == ["steward"] && values("RuntimeDirectory") == ["steward"], "\(settings)")
     }
 }
