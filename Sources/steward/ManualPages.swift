@@ -84,6 +84,15 @@ enum ManualPages {
         return page
     }
 
+    /// What a key's entry adds to its line in `StewardConfig.knownKeys` (that line is also `config check`'s refusal).
+    static let keyNotes: [String: [String: String]] = [
+        "metrics": ["textfile": """
+            The systemd unit (ProtectSystem=strict) allows writing in /var/lib/prometheus/node-exporter, node_exporter's \
+            usual textfile folder (ReadWritePaths=); the steward user needs write access to it too. A textfile in another \
+            folder needs that folder in a drop-in: systemctl edit steward, then [Service] ReadWritePaths=/that/folder.
+            """],
+    ]
+
     /// The order sections are described in.
     static let sectionOrder = ["database", "migrations", "log", "control", "storage", "metrics", "daemon", "apple", "advisor"]
 
@@ -106,7 +115,7 @@ enum ManualPages {
             page += ".SH \"[\(section)]\"\n"
             for (key, takes) in (known[section] ?? [:]).sorted(by: { $0.key < $1.key }) {
                 let fallback = StewardConfig.documentedDefaults[section]?[key] ?? "unset"
-                page += keyEntry(key, takes: takes, default: fallback)
+                page += keyEntry(key, takes: takes, default: fallback, note: keyNotes[section]?[key])
             }
         }
         page += ".SH \"[job.NAME]\"\n"
@@ -135,9 +144,9 @@ enum ManualPages {
         "\\fB\\-\\-\(Roff.escaped(option.name))\\fR" + (option.valueName.map { " \\fI\(Roff.escaped($0))\\fR" } ?? "")
     }
 
-    static func keyEntry(_ key: String, takes: String, default fallback: String) -> String {
+    static func keyEntry(_ key: String, takes: String, default fallback: String, note: String? = nil) -> String {
         ".TP\n.B \(Roff.escaped(key))\n" + Roff.paragraphs(takes + ".")
-            + "\n.br\nDefault: " + Roff.escaped(fallback) + ".\n"
+            + "\n.br\nDefault: " + Roff.escaped(fallback) + ".\n" + (note.map { ".IP\n" + Roff.paragraphs($0) + "\n" } ?? "")
     }
 }
 
