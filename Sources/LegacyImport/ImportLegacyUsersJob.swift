@@ -5,7 +5,8 @@ import StewardLog
 /// `import-legacy-users`: a one-shot move of the older tutorial's `User` rows into `profiles` (see `LegacyUserImport`).
 public struct ImportLegacyUsersJob: Job {
     public static let name = "import-legacy-users"
-    public static let abstract = "Copy the older tutorial's \"User\" rows into profiles (full_name from name), filling only empty fields."
+    public static let abstract = "Copy the older tutorial's \"User\" rows into profiles (full_name from name), filling only empty fields; "
+        + "rows it cannot confirm (id, auth user, email) and users whose rows hold different names are reported, not imported."
     public static let defaultSchedule = "@yearly"
     public static let options: [JobOption] = [
         JobOption("table", default: "public.User", help: "the legacy table, schema.table"),
@@ -45,18 +46,28 @@ public struct ImportLegacyUsersJob: Job {
     public func run(_ context: JobContext) async throws -> JobSummary {
         let importer = importer, dryRun = context.dryRun, progress = context.progress
         let outcome = try await context.database.run { c in try importer.run(c, dryRun: dryRun, progress: progress) }
-        for skipped in outcome.skipped { context.logger.warning("legacy user row not imported", [("user_id", skipped.userID), ("reason", skipped.reason)]) }
+        for skipped in outcome.skipped {
+            if skipped.reason == "conflicting_duplicates" {
+                context.logger.warning("legacy user rows disagree, none imported", [("user_id", skipped.userID), ("rows", String(skipped.rows)),
+                                                                                    ("reason", skipped.reason)])
+            } else {
+                context.logger.warning("legacy user row not imported", [("user_id", skipped.userID), ("reason", skipped.reason)])
+            }
+        }
         // Only the first few of each reason are named; say how many more there are, so a short log is not read as all.
         for reason in LegacyUserImport.skipReasons {
             let listed = outcome.skipped.filter { $0.reason == reason }
-            let all = outcome.counts[reason] ?? 0
+            let all = reason == "conflicting_duplicates" ? outcome.conflictingUsers : outcome.counts[reason] ?? 0
             if all > Int64(listed.count) {
-                context.logger.warning("more legacy user rows not imported than listed", [("reason", reason), ("rows_not_listed", String(all - Int64(listed.count)))])
+                let unlisted = (reason == "conflicting_duplicates" ? "users_not_listed" : "rows_not_listed", String(all - Int64(listed.count)))
+                context.logger.warning("more legacy user rows not imported than listed", [("reason", reason), unlisted])
             }
         }
         var summary = JobSummary()
+        summary.set("legacy_rows", outcome.rows)
         summary.set(dryRun ? "would_import" : "imported", outcome.counts["imported"] ?? 0)
         summary.set("already_there", outcome.counts["already_there"] ?? 0)
+        summary.set("identical_duplicates", outcome.counts["identical_duplicates"] ?? 0)
         for reason in LegacyUserImport.skipReasons { summary.set("skipped_\(reason)", outcome.counts[reason] ?? 0) }
         return summary
     }

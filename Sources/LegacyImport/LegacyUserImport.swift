@@ -13,28 +13,34 @@ public struct LegacyUserImport: Sendable {
         (self.schema, self.table, self.userIDColumn, self.nameColumn, self.emailColumn) = (schema, table, userIDColumn, nameColumn, emailColumn)
     }
 
-    /// Why a row was not imported, in the order the checks are made.
-    public static let skipReasons = ["not_uuid", "no_auth_user", "email_missing", "email_differs"]
+    /// Why a row was not imported: the checks of each row on its own, in the order they are made, then
+    /// `conflicting_duplicates` (rows of one user that passed those checks but hold different names).
+    public static let skipReasons = ["not_uuid", "no_auth_user", "email_missing", "email_differs", "conflicting_duplicates"]
 
-    /// Every outcome a row can have.
-    public static let outcomes = ["imported", "already_there"] + skipReasons
+    /// Every outcome a row can have; each row of the table is counted under exactly one. `identical_duplicates` are
+    /// the further rows of a user whose rows all hold the same name: the first counts as `imported` (or `already_there`).
+    public static let outcomes = ["imported", "already_there", "identical_duplicates"] + skipReasons
 
-    /// Examples of each skip reason read back for the log.
+    /// Examples of each skip reason read back for the log (rows, or users for `conflicting_duplicates`).
     public static let examplesPerReason = 20
 
-    /// One skipped row named in the log.
+    /// One skipped row (or, for `conflicting_duplicates`, one user with all their rows) named in the log.
     public struct Skipped: Sendable, Equatable {
-        /// The legacy user id as written (at most 80 characters).
+        /// The legacy user id as written (at most 80 characters), or the user's id for `conflicting_duplicates`.
         public let userID: String
         public let reason: String
+        /// The rows this stands for: 1, or the user's rows for `conflicting_duplicates`.
+        public let rows: Int64
 
-        public init(userID: String, reason: String) { (self.userID, self.reason) = (userID, reason) }
+        public init(userID: String, reason: String, rows: Int64) { (self.userID, self.reason, self.rows) = (userID, reason, rows) }
     }
 
     /// Rows counted by outcome (every outcome in `outcomes`), and the first few skipped of each reason for the log.
     public struct Outcome: Sendable {
         public var counts: [String: Int64] = [:]
-        /// At most `examplesPerReason` of each skip reason, in the table's order.
+        /// Users whose rows are counted under `conflicting_duplicates`.
+        public var conflictingUsers: Int64 = 0
+        /// At most `examplesPerReason` of each skip reason, in the table's order (by user id for conflicts).
         public var skipped: [Skipped] = []
 
         /// Every row of the table (the counts add up to it).
@@ -49,51 +55,70 @@ public struct LegacyUserImport: Sendable {
     public func run(_ c: Connection, dryRun: Bool, progress: JobProgress = JobProgress()) throws -> Outcome {
         let t = try SQLIdentifier(schema, table)
         let uid = try SQLIdentifier(userIDColumn), name = try SQLIdentifier(nameColumn), email = try SQLIdentifier(emailColumn)
-        // A NULL email cannot confirm that the row is the auth user's, so the row is skipped as one that differs is.
+        // A row is checked on its own first (id, auth user, email: a NULL email cannot confirm the user, so it is
+        // skipped like one that differs). The rows of one user that pass are one group: different names (NULL
+        // counting as a value) leave the choice to a person, so none is imported; the same name is imported once.
+        // The windows are unordered for the group's min, max and counts (an ordered window would count running).
         let classified: PostgresQuery = """
             with rows as (
               select l.ctid as row_ref, l.\(uid)::text as user_id, l.\(name)::text as name, l.\(email)::text as email from \(t) l),
             typed as (
-              select r.*, case when r.user_id ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' then r.user_id::uuid end as id from rows r)
-            select t.row_ref, t.user_id, t.id, t.name,
-                   case when t.id is null then 'not_uuid'
-                        when u.id is null then 'no_auth_user'
-                        when t.email is null then 'email_missing'
-                        when lower(t.email) is distinct from lower(u.email) then 'email_differs'
-                        when p.id is not null and (p.full_name is not null or t.name is null) then 'already_there'
-                        when p.id is null and t.name is null then 'already_there'
+              select r.*, case when r.user_id ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' then r.user_id::uuid end as id from rows r),
+            checked as (
+              select t.row_ref, t.user_id, t.id, t.name, p.full_name is not null as named,
+                     case when t.id is null then 'not_uuid'
+                          when u.id is null then 'no_auth_user'
+                          when t.email is null then 'email_missing'
+                          when lower(t.email) is distinct from lower(u.email) then 'email_differs' end as skip
+              from typed t left join auth.users u on u.id = t.id left join public.profiles p on p.id = t.id),
+            grouped as (
+              select c.*, row_number() over (partition by c.skip, c.id order by c.row_ref) as nth,
+                     min(c.name) over g is distinct from max(c.name) over g or count(c.name) over g not in (0, count(*) over g) as conflict
+              from checked c window g as (partition by c.skip, c.id))
+            select row_ref, user_id, id, name,
+                   case when skip is not null then skip
+                        when conflict then 'conflicting_duplicates'
+                        when nth > 1 then 'identical_duplicates'
+                        when named or name is null then 'already_there'
                         else 'imported' end as outcome
-            from typed t left join auth.users u on u.id = t.id left join public.profiles p on p.id = t.id
+            from grouped
             """
+        let rowReasons = Self.skipReasons.filter { $0 != "conflicting_duplicates" }
         let limit = Int64(Self.examplesPerReason)
-        // Only a bounded number of rows comes back: the first of each skip reason.
+        // Only a bounded number of rows comes back: the first of each per-row reason, and the first users with
+        // conflicting rows (named by their uuid, so ids written in upper and lower case are one user).
         let examples: PostgresQuery = """
-            select outcome, left(coalesce(user_id, ''), 80) from (
-              select outcome, user_id, row_ref, row_number() over (partition by outcome order by row_ref) as nth
-              from steward_legacy_rows where outcome = any(\(Self.skipReasons))) e
-            where nth <= \(limit) order by outcome, row_ref
+            select outcome, left(coalesce(shown, ''), 80), rows from (
+              select outcome, user_id as shown, 1::bigint as rows, row_number() over (partition by outcome order by row_ref) as nth, null::uuid as id, row_ref
+              from steward_legacy_rows where outcome = any(\(rowReasons))
+              union all
+              select 'conflicting_duplicates', id::text, count(*), row_number() over (order by id), id, null
+              from steward_legacy_rows where outcome = 'conflicting_duplicates' group by id) e
+            where nth <= \(limit) order by outcome, id, row_ref
             """
         return try c.transaction { c in
             var outcome = Outcome()
             for key in Self.outcomes { outcome.counts[key] = 0 }
             progress.begin("classifying")
             try c.query("create temporary table steward_legacy_rows on commit drop as \(classified)")
-            for row in try c.query("select outcome, count(*) from steward_legacy_rows group by outcome").rows {
-                outcome.counts[try row.decode(String.self, at: 0)] = try row.decode(Int64.self, at: 1)
+            for row in try c.query("select outcome, count(*), count(distinct id) from steward_legacy_rows group by outcome").rows {
+                let result = try row.decode(String.self, at: 0)
+                outcome.counts[result] = try row.decode(Int64.self, at: 1)
+                if result == "conflicting_duplicates" { outcome.conflictingUsers = try row.decode(Int64.self, at: 2) }
             }
             for row in try c.query(examples).rows {
-                outcome.skipped.append(Skipped(userID: try row.decode(String.self, at: 1), reason: try row.decode(String.self, at: 0)))
+                outcome.skipped.append(Skipped(userID: try row.decode(String.self, at: 1), reason: try row.decode(String.self, at: 0),
+                                               rows: try row.decode(Int64.self, at: 2)))
             }
             if !dryRun {
-                // Numbered for the batches; the key lets each batch read its range alone (a scan of the whole table
-                // a batch would make the import quadratic).
+                // One row a profile by now (the grouping above), numbered for the batches; the key lets each batch
+                // read its range alone (a scan of the whole table a batch would make the import quadratic).
                 try c.query("""
                     create temporary table steward_legacy_todo on commit drop as
-                    select row_number() over (order by id) as n, id, name
-                    from (select distinct on (id) id, name from steward_legacy_rows where outcome = 'imported' order by id, row_ref) d
+                    select row_number() over (order by id) as n, id, name from steward_legacy_rows where outcome = 'imported'
                     """)
                 try c.query("alter table steward_legacy_todo add primary key (n)")
-                let total = try c.query("select count(*) from steward_legacy_todo").scalar(Int64.self)
+                let total = outcome.counts["imported"] ?? 0
                 progress.begin("importing", total: total)
                 var from: Int64 = 0
                 while from < total {
