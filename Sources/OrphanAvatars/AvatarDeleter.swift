@@ -279,28 +279,10 @@ struct AvatarDeleter: Sendable {
     private func referencedNow(_ c: Connection, bucket: String, names: [String], writtenSince: String?) throws -> Set<NameKey> {
         // Rows hidden by row level security would not keep their objects: with it off, such a read fails instead.
         _ = try c.query("set local row_security = off")
-        var found: Set<NameKey> = []
-        var values: [String] = []
-        for reference in references {
-            let column = try SQLIdentifier(reference.column)
-            let table = try SQLIdentifier(reference.schema, reference.table)
-            let recent = writtenSince.flatMap { tables.contains("\(reference.schema).\(reference.table)") ? $0 : nil }
-            values.append(try MentionPass.valuesSQL(reference, writtenSince: recent))
-            var since: PostgresQuery = ""
-            if let recent {
-                // The boundary's age once (it is the same for every row within the transaction), not once a row.
-                since = " and age(t.xmin) <= (select age(\(String(UInt32(recent) ?? 0))::xid))"
-            }
-            let rows = try c.query("""
-                with f as materialized (select r.name from \(table) t
-                                        cross join lateral pg_temp.steward_reference_names(t.\(column)::text, $2) r
-                                        where t.\(column) is not null and not r.loose\(since))
-                select n from unnest($1::text[]) n where exists (select 1 from f where f.name = n collate "C")
-                """, [names, bucket]).rows
-            for row in rows { found.insert(NameKey(try row.decode(String.self, at: 0).utf8)) }
+        let values = try references.map { reference in
+            try MentionPass.valuesSQL(reference, writtenSince: writtenSince.flatMap { tables.contains("\(reference.schema).\(reference.table)") ? $0 : nil })
         }
-        let rest = names.filter { !found.contains(Array($0.utf8)) }
-        return found.union(try MentionPass.mentioned(c, names: rest, values: values))
+        return try MentionPass.referenced(c, names: names, bucket: bucket, values: values)
     }
 
     /// The intent rows runs that died mid-batch left unsettled: how many, how many seconds until the last one's

@@ -64,8 +64,10 @@ enum MentionPass {
         return kept
     }
 
-    /// The names of `names` that a value of `values` mentions (both re-checks; few rows since the scan).
-    static func mentioned(_ c: Connection, names: [String], values: [String]) throws -> Set<[UInt8]> {
+    /// The names of `names` that a value of `values` names exactly in `bucket` (`ObjectReference`) or mentions
+    /// (`ObjectMention`): both re-checks. Each reference is read once (a slow view inside the fence is read once), the
+    /// exact names and the texts in one stream.
+    static func referenced(_ c: Connection, names: [String], bucket: String, values: [String]) throws -> Set<[UInt8]> {
         guard !names.isEmpty else { return [] }
         let rows = try c.query("""
             select u.i, x.p from unnest($1::text[]) with ordinality u(n, i) cross join lateral unnest(\(unescaped: ObjectMention.patternsSQL(name: "u.n"))) x(p)
@@ -78,11 +80,27 @@ enum MentionPass {
             patterns[index - 1].append(pattern)
             matcher.add(pattern)
         }
-        for select in values where !matcher.allFound {
-            try c.copyRows(textsQuery(select)) { row in
-                if !matcher.allFound, let bytes = row.bytes(0) { matcher.scan(bytes) }
+        let wanted = Set(names.map { Array($0.utf8) })
+        var named: Set<[UInt8]> = []
+        let literal = try c.quoteLiteral(bucket)
+        for select in values {
+            // Kind 0: a name the exact reading gives; kind 1: a text to look for mentions in.
+            let both: PostgresQuery = """
+                with f as materialized (\(unescaped: select))
+                select 0::int2, r.name from f cross join lateral pg_temp.steward_reference_names(f.v, \(unescaped: literal)) r where not r.loose
+                union all
+                select 1::int2, x.t from f cross join lateral unnest(\(unescaped: ObjectMention.textsSQL(value: "f.v"))) x(t)
+                """
+            try c.copyRows(both) { row in
+                guard let kind = row.bytes(0), kind.count == 2, let bytes = row.bytes(1) else { return }
+                if kind[1] == 0 {
+                    let name = Array(bytes)
+                    if wanted.contains(name) { named.insert(name) }
+                } else if !matcher.allFound {
+                    matcher.scan(bytes)
+                }
             }
         }
-        return Set(names.indices.filter { patterns[$0].contains { matcher.wasFound($0) } }.map { Array(names[$0].utf8) })
+        return named.union(names.indices.filter { patterns[$0].contains { matcher.wasFound($0) } }.map { Array(names[$0].utf8) })
     }
 }

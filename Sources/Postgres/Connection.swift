@@ -128,6 +128,16 @@ public final class Connection {
         return String(cString: quoted)
     }
 
+    /// Quotes a value as a string literal (`PQescapeLiteral`), for the few statements that bind nothing (`COPY`).
+    public func quoteLiteral(_ value: String) throws -> String {
+        let bytes = Array(value.utf8)
+        guard let quoted = PQescapeLiteral(handle, value, bytes.count) else {
+            throw PostgresError(kind: .invalidArgument, message: "cannot quote literal: \(lastErrorMessage)")
+        }
+        defer { PQfreemem(quoted) }
+        return String(cString: quoted)
+    }
+
     /// Sets a session setting (`statement_timeout`, `lock_timeout`, …) for the rest of the session.
     public func setSession(_ name: String, _ value: String) throws {
         try query("select set_config($1, $2, false)", [name, value])

@@ -101,25 +101,26 @@ struct OrphanAvatarsTests {
             try w.reference(2, "\(w.storage.url)/storage/v1/object/public/avatars/c.jpeg?t=123")
             try w.reference(3, "https://example.supabase.co/storage/v1/object/authenticated/avatars/d.jpeg")
             try w.reference(4, "https://lh3.googleusercontent.com/a/e.jpeg")   // not understood for certain: keeps e.jpeg
-            try w.reference(5, "https://example.supabase.co/storage/v1/object/public/other-bucket/f.jpeg")
+            try w.reference(5, "https://example.supabase.co/storage/v1/object/public/other-bucket/f.jpeg")   // mentions f.jpeg: kept
             let config = "keep_prefixes = defaults/\nmax_fraction = 0.6\n"
             let (dry, drySummary) = try w.run(["--dry-run"], config: config)
             #expect(dry.exitCode == 0, "\(dry.output)")
-            #expect(drySummary["candidates"] == 2)      // f, g
+            #expect(drySummary["candidates"] == 1)      // g
+            #expect(drySummary["kept_by_mention"] == 2)  // e, f
             #expect(drySummary["unrecognised_references"] == 1)
-            #expect(drySummary["bytes_would_free"] == 200)
+            #expect(drySummary["bytes_would_free"] == 100)
             #expect(dry.stderr.contains("would delete") && dry.stderr.contains("name=g.jpeg"))
             #expect(try w.storage.objects().count == 9)
 
             let (run, summary) = try w.run([], config: config)
             #expect(run.exitCode == 0, "\(run.output)")
-            #expect(summary["deleted"] == 2)
-            #expect(summary["bytes_reclaimed"] == 200)
-            #expect(try w.storage.objects() == ["a.jpeg", "b.jpeg", "c.jpeg", "d.jpeg", "e.jpeg", "young.jpeg", "defaults/keep.jpeg"])
-            #expect(try w.audited() == ["f.jpeg", "g.jpeg"])
-            #expect(try w.storage.stats()["deleted"] as? Int == 2)
+            #expect(summary["deleted"] == 1)
+            #expect(summary["bytes_reclaimed"] == 100)
+            #expect(try w.storage.objects() == ["a.jpeg", "b.jpeg", "c.jpeg", "d.jpeg", "e.jpeg", "f.jpeg", "young.jpeg", "defaults/keep.jpeg"])
+            #expect(try w.audited() == ["g.jpeg"])
+            #expect(try w.storage.stats()["deleted"] as? Int == 1)
             let files = try FileManager.default.subpathsOfDirectory(atPath: w.storage.dataDirectory).filter { !$0.hasSuffix("/") && $0.count > 40 }
-            #expect(files.count == 7)
+            #expect(files.count == 8)
         }
     }
 
