@@ -369,11 +369,12 @@ public struct OrphanAvatarsJob: Job {
         let carriesXmin: Bool
     }
 
-    /// Reads every configured reference column in one snapshot and keeps, per bucket, the names each value may name
-    /// (`steward.orphan_refs`; a value is `(col, ref)`: the column's place in `references`, the row's `ctid` or place) and
-    /// the texts of values not understood for certain, reversed (`steward.orphan_loose`), both computed in SQL by the
-    /// one definition in `ObjectReference`: plain names and the common URL by string functions, in parallel workers
-    /// (`create table … as`), the rest by the run's copy of the function.
+    /// Reads every configured reference column in one snapshot and keeps, per bucket, the names each value names
+    /// exactly (`steward.orphan_refs`; a value is `(col, ref)`: the column's place in `references`, the row's `ctid` or
+    /// place) and which values are not read as a name (`steward.orphan_loose`), both computed in SQL by the exact
+    /// reading in `ObjectReference`: plain names and the common URL by string functions, in parallel workers
+    /// (`create table … as`), the rest by the run's copy of the function. What this reading does not name is left to
+    /// the mention rule (`MentionPass`), which decides.
     private func loadReferences(_ context: JobContext, rowAddressed: [Bool]) async throws -> ReferenceScan {
         let buckets = buckets
         // Names go in through SQLIdentifier; nothing here is bound, so the text can be placed inside the reading.

@@ -1,8 +1,8 @@
 import Jobs
 import Postgres
 
-/// The orphan scan's working tables: `steward.orphan_refs` (the names references may name), `steward.orphan_loose`
-/// (values not understood for certain) and `steward.orphan_candidates`. Unlogged tables in Steward's own schema rather
+/// The orphan scan's working tables: `steward.orphan_refs` (the names references name exactly), `steward.orphan_loose`
+/// (values not read as a name) and `steward.orphan_candidates`. Unlogged tables in Steward's own schema rather
 /// than temporary ones, so PostgreSQL reads them in parallel workers (a temporary table is read by its session alone);
 /// the job's advisory lock keeps one run a database at them, and a run drops them when it starts and when it ends.
 /// Autovacuum is off for them: the run analyses them itself, and a drop would otherwise wait for an automatic
