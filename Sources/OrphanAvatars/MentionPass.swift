@@ -21,9 +21,9 @@ enum MentionPass {
         return select.sql()
     }
 
-    /// Every text of every value `values` selects (one row a text).
+    /// The text of every value `values` selects (one row a value).
     static func textsQuery(_ values: String) -> PostgresQuery {
-        "select x.t from (\(unescaped: values)) s cross join lateral unnest(\(unescaped: ObjectMention.textsSQL(value: "s.v"))) x(t)"
+        "select \(unescaped: ObjectMention.textSQL(value: "s.v")) from (\(unescaped: values)) s"
     }
 
     /// Marks every eligible candidate in `steward.orphan_candidates` that a value of `values` mentions as kept
@@ -37,7 +37,14 @@ enum MentionPass {
         var kept: Int64 = 0
         for pass in 0..<passes {
             let part = passes == 1 ? "" : " and (hashtext(k.name)::int8 % \(passes) + \(passes)) % \(passes) = \(pass)"
-            let patterns = "steward.orphan_candidates k cross join lateral unnest(\(ObjectMention.patternsSQL(name: "k.name"))) x(p) where k.eligible\(part)"
+            // An ASCII name has one pattern, read without a function or an array; the others' in rows of their own.
+            let patterns = """
+                (select k.ctid, \(ObjectMention.asciiPatternSQL(name: "k.name")) as p from steward.orphan_candidates k
+                 where k.eligible and octet_length(k.name) = length(k.name)\(part)
+                 union all
+                 select k.ctid, x.p from steward.orphan_candidates k cross join lateral unnest(\(ObjectMention.patternsSQL(name: "k.name"))) x(p)
+                 where k.eligible and octet_length(k.name) <> length(k.name)\(part)) x
+                """
             var matcher = MentionMatcher(expectedPatterns: min(Int(total), patternsPerPass))
             try c.copyRows("select x.p from \(unescaped: patterns)") { row in
                 if let bytes = row.bytes(0) { matcher.add(bytes) }
@@ -48,7 +55,7 @@ enum MentionPass {
             guard matcher.foundAny else { continue }
             // The rows of the candidates found, by their place in the table (8-ish bytes each, not their names).
             var rows: [String] = []
-            try c.copyRows("select k.ctid::text, x.p from \(unescaped: patterns)") { row in
+            try c.copyRows("select x.ctid::text, x.p from \(unescaped: patterns)") { row in
                 guard let pattern = row.bytes(1), matcher.wasFound(pattern), let place = row.string(0), rows.last != place else { return }
                 rows.append(place)
             }
@@ -89,7 +96,7 @@ enum MentionPass {
                 with f as materialized (\(unescaped: select))
                 select 0::int2, r.name from f cross join lateral pg_temp.steward_reference_names(f.v, \(unescaped: literal)) r where not r.loose
                 union all
-                select 1::int2, x.t from f cross join lateral unnest(\(unescaped: ObjectMention.textsSQL(value: "f.v"))) x(t)
+                select 1::int2, \(unescaped: ObjectMention.textSQL(value: "f.v")) from f
                 """
             try c.copyRows(both) { row in
                 guard let kind = row.bytes(0), kind.count == 2, let bytes = row.bytes(1) else { return }

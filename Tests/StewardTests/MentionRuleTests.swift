@@ -51,7 +51,7 @@ struct MentionRuleTests {
         try withTestDatabase { db in
             let c = try db.connect()
             try c.execute(ObjectReference.functionsSQL(schema: "pg_temp"))
-            let texts = try MentionWorld.arrays(c, world.cases.map(\.value)) { ObjectMention.textsSQL(value: $0) }
+            let texts = try MentionWorld.arrays(c, world.cases.map(\.value)) { "array[\(ObjectMention.textSQL(value: $0))]" }
             let patterns = try MentionWorld.arrays(c, world.cases.map(\.name)) { ObjectMention.patternsSQL(name: $0) }
             let orphanPatterns = try MentionWorld.arrays(c, world.orphans) { ObjectMention.patternsSQL(name: $0) }
             // Bytes in bytes, the plain way: each value's texts hold one of its name's patterns.
