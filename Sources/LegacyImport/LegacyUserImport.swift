@@ -59,10 +59,11 @@ public struct LegacyUserImport: Sendable {
         // skipped like one that differs). The rows of one user that pass are one group: different names (NULL
         // counting as a value) leave the choice to a person, so none is imported; the same name is imported once.
         // The windows are unordered for the group's min, max and counts (an ordered window would count running).
+        // `typed` is materialized so the pattern runs once a row, not again in each join and the sort (half the time at 2M rows).
         let classified: PostgresQuery = """
             with rows as (
               select l.ctid as row_ref, l.\(uid)::text as user_id, l.\(name)::text as name, l.\(email)::text as email from \(t) l),
-            typed as (
+            typed as materialized (
               select r.*, case when r.user_id ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' then r.user_id::uuid end as id from rows r),
             checked as (
               select t.row_ref, t.user_id, t.id, t.name, p.full_name is not null as named,
@@ -101,7 +102,7 @@ public struct LegacyUserImport: Sendable {
             for key in Self.outcomes { outcome.counts[key] = 0 }
             progress.begin("classifying")
             try c.query("create temporary table steward_legacy_rows on commit drop as \(classified)")
-            for row in try c.query("select outcome, count(*), count(distinct id) from steward_legacy_rows group by outcome").rows {
+            for row in try c.query("select outcome, count(*), count(distinct id) filter (where outcome = 'conflicting_duplicates') from steward_legacy_rows group by outcome").rows {
                 let result = try row.decode(String.self, at: 0)
                 outcome.counts[result] = try row.decode(Int64.self, at: 1)
                 if result == "conflicting_duplicates" { outcome.conflictingUsers = try row.decode(Int64.self, at: 2) }
