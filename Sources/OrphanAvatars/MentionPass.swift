@@ -1,3 +1,5 @@
+import Dispatch
+import Synchronization
 import Postgres
 import Storage
 
@@ -10,15 +12,37 @@ enum MentionPass {
     static let patternsPerPass = 1 << 18
 
     /// `select v`, each value of `reference` as text; with `writtenSince` (a transaction ID) and a table, only the
-    /// rows written by that transaction or later (the boundary's age computed once a statement). Built of checked
-    /// names and a number only: COPY binds nothing.
-    static func valuesSQL(_ reference: (schema: String, table: String, column: String), writtenSince: String? = nil) throws -> String {
+    /// rows written by that transaction or later (the boundary's age computed once a statement); with `pages`, only
+    /// the rows of a plain table in that range of its pages (a TID range scan). Built of checked names and numbers
+    /// only: COPY binds nothing.
+    static func valuesSQL(_ reference: (schema: String, table: String, column: String), writtenSince: String? = nil,
+                          pages: Range<Int>? = nil) throws -> String {
         let column = try SQLIdentifier(reference.column)
         let table = try SQLIdentifier(reference.schema, reference.table)
-        var recent = ""
-        if let writtenSince { recent = " and age(t.xmin) <= (select age('\(UInt32(writtenSince) ?? 0)'::xid))" }
-        let select: PostgresQuery = "select t.\(column)::text as v from \(table) t where t.\(column) is not null\(unescaped: recent)"
+        var filter = ""
+        if let writtenSince { filter += " and age(t.xmin) <= (select age('\(UInt32(writtenSince) ?? 0)'::xid))" }
+        if let pages {
+            if pages.lowerBound > 0 { filter += " and t.ctid >= '(\(pages.lowerBound),0)'::tid" }
+            if pages.upperBound < Int.max { filter += " and t.ctid < '(\(pages.upperBound),0)'::tid" }
+        }
+        let select: PostgresQuery = "select t.\(column)::text as v from \(table) t where t.\(column) is not null\(unescaped: filter)"
         return select.sql()
+    }
+
+    /// The values of `references` in two halves, to be read at once on two connections: each plain table (`plain`)
+    /// split at its middle page, anything else (a view, a partitioned table) read whole in the first half.
+    static func halves(_ c: Connection, _ references: [(schema: String, table: String, column: String)], plain: [Bool]) throws
+        -> (first: [String], second: [String]) {
+        var first: [String] = [], second: [String] = []
+        for (reference, isPlain) in zip(references, plain) {
+            guard isPlain else { first.append(try valuesSQL(reference)); continue }
+            let pages = try c.query("select (pg_relation_size(to_regclass(format('%I.%I', $1::text, $2::text))) / current_setting('block_size')::int8)::int8",
+                                    [reference.schema, reference.table]).scalar(Int64.self)
+            let middle = Int(max(pages / 2, 1))
+            first.append(try valuesSQL(reference, pages: 0..<middle))
+            second.append(try valuesSQL(reference, pages: middle..<Int.max))
+        }
+        return (first, second)
     }
 
     /// The text of every value `values` selects (one row a value).
@@ -26,14 +50,17 @@ enum MentionPass {
         "select \(unescaped: ObjectMention.textSQL(value: "s.v")) from (\(unescaped: values)) s"
     }
 
-    /// Marks every eligible candidate in `steward.orphan_candidates` that a value of `values` mentions as kept
-    /// (`eligible` false, `mentioned` true); returns how many. Inside the scan's transaction, on the run's connection
-    /// (the functions are its `pg_temp` copy).
-    static func keepMentioned(_ c: Connection, values: [String]) throws -> Int64 {
+    /// Marks every eligible candidate in `steward.orphan_candidates` that a value mentions as kept (`eligible` false,
+    /// `mentioned` true); returns how many. Inside the scan's transaction, on the run's connection (the functions are
+    /// its `pg_temp` copy). The values are read in two halves at once (`halves`), the second on a connection opened
+    /// by `open` for the pass: the server sends a COPY's rows from one process, and two share two cores.
+    static func keepMentioned(_ c: Connection, halves: (first: [String], second: [String]), open: () throws -> Connection) throws -> Int64 {
         let total = try c.query("select count(*) from steward.orphan_candidates where eligible").scalar(Int64.self)
-        guard total > 0, !values.isEmpty else { return 0 }
+        guard total > 0, !(halves.first + halves.second).isEmpty else { return 0 }
         let passes = Int((total + Int64(patternsPerPass) - 1) / Int64(patternsPerPass))
-        let texts = textsQuery(values.joined(separator: "\nunion all\n"))
+        let firstTexts = halves.first.isEmpty ? nil : textsQuery(halves.first.joined(separator: "\nunion all\n"))
+        let secondTexts = halves.second.isEmpty ? nil : textsQuery(halves.second.joined(separator: "\nunion all\n"))
+        let helper = try secondTexts.map { _ in try openHelper(open) }
         var kept: Int64 = 0
         for pass in 0..<passes {
             let part = passes == 1 ? "" : " and (hashtext(k.name)::int8 % \(passes) + \(passes)) % \(passes) = \(pass)"
@@ -49,9 +76,7 @@ enum MentionPass {
             try c.copyRows("select x.p from \(unescaped: patterns)") { row in
                 if let bytes = row.bytes(0) { matcher.add(bytes) }
             }
-            try c.copyRows(texts) { row in
-                if !matcher.allFound, let bytes = row.bytes(0) { matcher.scan(bytes) }
-            }
+            try scanTexts(&matcher, c, firstTexts, alongside: helper.flatMap { helper in secondTexts.map { (helper, $0) } })
             guard matcher.foundAny else { continue }
             // The rows of the candidates found, by their place in the table (8-ish bytes each, not their names).
             var rows: [String] = []
@@ -69,6 +94,63 @@ enum MentionPass {
             }
         }
         return kept
+    }
+
+    /// A connection for the second half: it reads as the run's does (row level security off, no JIT, its own copy of
+    /// the functions).
+    private static func openHelper(_ open: () throws -> Connection) throws -> Connection {
+        let helper = try open()
+        _ = try helper.execute("set row_security = off; set jit = off; set client_min_messages = warning")
+        _ = try helper.execute(ObjectMention.functionsSQL(schema: "pg_temp"))
+        return helper
+    }
+
+    /// Reads every text `query` gives into `matcher`.
+    private static func scan(_ matcher: inout MentionMatcher, _ c: Connection, _ query: PostgresQuery) throws {
+        try c.copyRows(query) { row in
+            if !matcher.allFound, let bytes = row.bytes(0) { matcher.scan(bytes) }
+        }
+    }
+
+    /// A connection lent to another thread for one call (it is used by that thread alone until the call returns).
+    private struct Lent: @unchecked Sendable { let connection: Connection }
+
+    /// Scans the texts `query` gives on `c` and, at the same time on another thread, those of `alongside` on its
+    /// connection (with a copy of the matcher, merged after). When one side fails the other is cancelled, and the
+    /// first error is thrown once both have stopped.
+    private static func scanTexts(_ matcher: inout MentionMatcher, _ c: Connection, _ query: PostgresQuery?,
+                                  alongside: (Connection, PostgresQuery)?) throws {
+        guard let (other, otherQuery) = alongside else {
+            if let query { try scan(&matcher, c, query) }
+            return
+        }
+        let lent = Lent(connection: other)
+        // Made here, before the other thread uses the connection: cancelling reads only what this copies now.
+        let canceller = other.makeCanceller()
+        let result = Mutex<Result<MentionMatcher, any Error>?>(nil)
+        let group = DispatchGroup()
+        DispatchQueue.global().async(group: group) { [matcher] in
+            var copy = matcher
+            do {
+                try scan(&copy, lent.connection, otherQuery)
+                result.withLock { $0 = .success(copy) }
+            } catch {
+                result.withLock { $0 = .failure(error) }
+            }
+        }
+        do {
+            if let query { try scan(&matcher, c, query) }
+        } catch {
+            canceller?.cancel()
+            group.wait()
+            throw error
+        }
+        group.wait()
+        switch result.withLock({ $0 }) {
+        case .success(let found): matcher.merge(found)
+        case .failure(let error): throw error
+        case nil: break
+        }
     }
 
     /// The names of `names` that a value of `values` names exactly in `bucket` (`ObjectReference`) or mentions

@@ -197,8 +197,9 @@ public struct OrphanAvatarsJob: Job {
         // pages through them: each object and each reference is looked at once, whatever the size.
         var totals = (objects: Int64(0), candidates: Int64(0), bytes: Int64(0), unowned: Int64(0))
         context.progress.begin("scanning")
-        let perBucket = try await ScanTables.run(context) { [self, indexed = !context.dryRun] c in
-            try findCandidates(c, indexed: indexed)
+        let perBucket = try await ScanTables.run(context) { [self, indexed = !context.dryRun, target = context.database.target,
+                                                             plain = relations.map { $0.rowAddressed && $0.carriesXmin }] c in
+            try findCandidates(c, indexed: indexed, plain: plain) { try Connection(target, logger: log) }
         }
         var mentioned: Int64 = 0
         for found in perBucket {
@@ -490,9 +491,8 @@ public struct OrphanAvatarsJob: Job {
     /// Every bucket's objects and, in one anti-join against the names read by the scan, its unreferenced objects
     /// (kept in `steward.orphan_candidates`, those that may go marked `eligible`; indexed by name for the pages when
     /// `indexed`: a dry run reads one page a bucket), with the candidates' count and bytes, in the order of `buckets`.
-    private func findCandidates(_ c: Connection, indexed: Bool) throws -> [BucketScan] {
-        let values = try references.map { try MentionPass.valuesSQL($0) }
-        return try c.transaction { c in
+    private func findCandidates(_ c: Connection, indexed: Bool, plain: [Bool], open: () throws -> Connection) throws -> [BucketScan] {
+        try c.transaction { c in
             // One snapshot for the table, the mentions and the counts: the objects counted are the ones the anti-join
             // saw, and the references read for mentions are at least as new as those the scan read.
             _ = try c.execute("""
@@ -521,7 +521,7 @@ public struct OrphanAvatarsJob: Job {
                     """)
             }
             // The rule that decides: a candidate any reference value mentions, in any form, stays.
-            _ = try MentionPass.keepMentioned(c, values: values)
+            _ = try MentionPass.keepMentioned(c, halves: try MentionPass.halves(c, references, plain: plain), open: open)
             if indexed { _ = try c.execute("create index orphan_candidates_key on steward.orphan_candidates (bucket, name)") }
             try ScanTables.analyze(c, "steward.orphan_candidates")
             return try c.query("""

@@ -7,7 +7,7 @@
 /// hash equal, which can only mark a pattern found that is not (an object kept that could have gone), never the other
 /// way. The work is a text's length times the number of distinct pattern lengths; the memory is 9 bytes a table slot
 /// (at most twice the patterns), whatever the texts.
-public struct MentionMatcher {
+public struct MentionMatcher: Sendable {
     /// Hashes (with their lengths mixed in) of the patterns; 0 marks an empty slot.
     private var keys: [UInt64]
     /// Whether the pattern in the same slot was found.
@@ -111,6 +111,15 @@ public struct MentionMatcher {
     }
 
     public func wasFound(_ pattern: [UInt8]) -> Bool { pattern.withUnsafeBufferPointer { wasFound($0) } }
+
+    /// Takes in what `other` found: a copy of this matcher (made once every pattern was added) that read other texts.
+    public mutating func merge(_ other: MentionMatcher) {
+        guard other.keys == keys else { return }
+        for slot in found.indices where other.found[slot] && !found[slot] {
+            found[slot] = true
+            foundCount += 1
+        }
+    }
 
     // MARK: - Hashing and the table
 
