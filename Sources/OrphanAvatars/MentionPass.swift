@@ -58,9 +58,11 @@ enum MentionPass {
         let total = try c.query("select count(*) from steward.orphan_candidates where eligible").scalar(Int64.self)
         guard total > 0, !(halves.first + halves.second).isEmpty else { return 0 }
         let passes = Int((total + Int64(patternsPerPass) - 1) / Int64(patternsPerPass))
-        let firstTexts = halves.first.isEmpty ? nil : textsQuery(halves.first.joined(separator: "\nunion all\n"))
-        let secondTexts = halves.second.isEmpty ? nil : textsQuery(halves.second.joined(separator: "\nunion all\n"))
-        let helper = try secondTexts.map { _ in try openHelper(open) }
+        // Without a second connection (the server's connection limit, say) both halves are read here, one after the other.
+        let helper = halves.second.isEmpty ? nil : try? openHelper(open)
+        let (first, second) = helper == nil ? (halves.first + halves.second, []) : halves
+        let firstTexts = first.isEmpty ? nil : textsQuery(first.joined(separator: "\nunion all\n"))
+        let secondTexts = second.isEmpty ? nil : textsQuery(second.joined(separator: "\nunion all\n"))
         var kept: Int64 = 0
         for pass in 0..<passes {
             let part = passes == 1 ? "" : " and (hashtext(k.name)::int8 % \(passes) + \(passes)) % \(passes) = \(pass)"
