@@ -249,7 +249,10 @@ public struct Migrator {
     /// noticed by the server (closed socket) and rolled back promptly. standard_conforming_strings on: the server
     /// reads strings as Steward's parser does, even where a database default says otherwise.
     static func resetQueries(_ options: Options) -> [PostgresQuery] {
-        ["reset session authorization", "reset role", "reset all",
+        // Temporary tables, prepared statements and open cursors go too: a file's `create temp table profiles` would
+        // otherwise take the next file's `alter table profiles` for itself (DISCARD ALL would also let go of the
+        // migration's advisory lock).
+        ["reset session authorization", "reset role", "reset all", "discard temp", "deallocate all", "close all", "discard sequences",
          """
          select set_config('lock_timeout', \(options.lockTimeout), false), set_config('statement_timeout', \(options.statementTimeout), false),
                 set_config('client_connection_check_interval', '1s', false),

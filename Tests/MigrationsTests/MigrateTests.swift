@@ -40,6 +40,20 @@ struct MigrateTests {
         }
     }
 
+    @Test("a temporary table left by one file is gone before the next: its `alter table profiles` alters public.profiles")
+    func temporaryTablesDoNotLeak() throws {
+        try withTestDatabase { db in
+            let folder = try MigrationFolder.withProjectFiles([
+                "0006_scratch.sql": "create temp table profiles as select 1 as x;\nprepare steward_leak as select 1;\n",
+                "0007_bio.sql": "alter table profiles add column bio text;\n",
+            ])
+            defer { folder.delete() }
+            let report = try migrate(db, folder.path)
+            #expect(report.applied.map(\.file).suffix(2) == ["0006_scratch.sql", "0007_bio.sql"])
+            #expect(try scalar(db, "select count(*)::int from pg_attribute where attrelid = 'public.profiles'::regclass and attname = 'bio'", as: Int.self) == 1)
+        }
+    }
+
     @Test("--dry-run shows the plan and changes nothing, not even Steward's own schema")
     func dryRun() throws {
         try withTestDatabase { db in
