@@ -58,11 +58,13 @@ public struct LegacyUserImport: Sendable {
         // A row is checked on its own first (id, auth user, email: a NULL email cannot confirm the user, so it is
         // skipped like one that differs). The rows of one user that pass are one group: different names (NULL
         // counting as a value) leave the choice to a person, so none is imported; the same name is imported once.
+        // Names are compared byte for byte (collate "C"): a case-insensitive collation on the column must not make
+        // "Ann" and "ann" one name and import either.
         // The windows are unordered for the group's min, max and counts (an ordered window would count running).
         // `typed` is materialized so the pattern runs once a row, not again in each join and the sort (half the time at 2M rows).
         let classified: PostgresQuery = """
             with rows as (
-              select l.ctid as row_ref, l.\(uid)::text as user_id, l.\(name)::text as name, l.\(email)::text as email from \(t) l),
+              select l.ctid as row_ref, l.\(uid)::text as user_id, l.\(name)::text collate "C" as name, l.\(email)::text as email from \(t) l),
             typed as materialized (
               select r.*, case when r.user_id ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' then r.user_id::uuid end as id from rows r),
             checked as (

@@ -110,6 +110,21 @@ struct LegacyImportTests {
         }
     }
 
+    @Test("names that differ only in case are different names, even in a column with a case-insensitive collation")
+    func namesComparedExactly() throws {
+        try withLegacyTable { db, c in
+            _ = try c.execute("""
+                create collation steward_test_ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
+                alter table public."User" alter column name type text collate steward_test_ci;
+                """)
+            let ann = try db.signUp(email: "ann@example.com")
+            try c.query("insert into public.\"User\" (\"userID\", name, email) values ($1, 'Ann', 'ann@example.com'), ($1, 'ann', 'ann@example.com')", [ann])
+            let outcome = try Self.importer.run(c, dryRun: false)
+            #expect(outcome.counts == counts(["conflicting_duplicates": 2]))
+            #expect(try fullName(c, ann) == nil)
+        }
+    }
+
     /// The reproduction: a row without an email was imported without the email check.
     @Test("a row whose email is NULL is not imported: the user cannot be confirmed")
     func nullEmail() throws {
