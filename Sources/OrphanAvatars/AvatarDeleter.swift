@@ -202,6 +202,10 @@ struct AvatarDeleter: Sendable {
                         _ = try c.query("lock table \(table) in share mode")
                     }
                     lockedAt = ContinuousClock.now
+                    // The re-check may take half of fence_request_timeout (past that, nothing is sent anyway): a
+                    // statement still running then is cancelled, so no value, however large or often rewritten,
+                    // holds app writes longer than the fence's budget.
+                    _ = try c.query("select set_config('statement_timeout', $1, true)", ["\(max(Int(fenceRequestTimeout * 500), 1))ms"])
                 }
                 outcome.referenced = try referencedNow(c, bucket: bucket, names: pending, writtenSince: fence ? writtenSince : scannedSince)
                 if !outcome.referenced.isEmpty {
@@ -258,6 +262,10 @@ struct AvatarDeleter: Sendable {
                 outcome.heldMilliseconds = held / .milliseconds(1)
             }
             return outcome
+        } catch let error as PostgresError where error.sqlState == "57014" && fence {
+            // The re-check inside the fence ran into its half of fence_request_timeout: nothing was sent.
+            return FencedOutcome(failure: FenceFailure(text: "the re-check inside the fence took over half of fence_request_timeout (\(FenceBudget.text(fenceRequestTimeout))); nothing was sent",
+                                                       retryable: true, retryAfter: nil))
         } catch let error as PostgresError where error.sqlState == "55P03" {
             // The fence could not be had in time (long app transactions on a reference table): nothing was sent.
             return FencedOutcome(failure: FenceFailure(text: "the reference tables stayed locked by other transactions for \(fenceWaitMilliseconds) ms (fence_wait)",

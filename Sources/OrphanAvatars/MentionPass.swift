@@ -59,7 +59,11 @@ enum MentionPass {
         guard total > 0, !(halves.first + halves.second).isEmpty else { return 0 }
         let passes = Int((total + Int64(patternsPerPass) - 1) / Int64(patternsPerPass))
         // Without a second connection (the server's connection limit, say) both halves are read here, one after the other.
-        let helper = halves.second.isEmpty ? nil : try? openHelper(open)
+        // With one, it reads in this transaction's snapshot: a row moved from one half to the other meanwhile is read
+        // exactly once.
+        let snapshot = halves.second.isEmpty ? nil : try c.query("select pg_export_snapshot()").scalar(String.self)
+        let helper = try snapshot.flatMap { try? openHelper(open, snapshot: try c.quoteLiteral($0)) }
+        defer { if let helper { _ = try? helper.execute("rollback") } }
         let (first, second) = helper == nil ? (halves.first + halves.second, []) : halves
         let firstTexts = first.isEmpty ? nil : textsQuery(first.joined(separator: "\nunion all\n"))
         let secondTexts = second.isEmpty ? nil : textsQuery(second.joined(separator: "\nunion all\n"))
@@ -75,15 +79,16 @@ enum MentionPass {
                  where k.eligible and octet_length(k.name) <> length(k.name)\(part)) x
                 """
             var matcher = MentionMatcher(expectedPatterns: min(Int(total), patternsPerPass))
+            // A pattern that is NULL (none is) would be empty: the object is kept.
             try c.copyRows("select x.p from \(unescaped: patterns)") { row in
-                if let bytes = row.bytes(0) { matcher.add(bytes) }
+                matcher.add(row.bytes(0) ?? UnsafeBufferPointer(start: nil, count: 0))
             }
             try scanTexts(&matcher, c, firstTexts, alongside: helper.flatMap { helper in secondTexts.map { (helper, $0) } })
             guard matcher.foundAny else { continue }
             // The rows of the candidates found, by their place in the table (8-ish bytes each, not their names).
             var rows: [String] = []
             try c.copyRows("select x.ctid::text, x.p from \(unescaped: patterns)") { row in
-                guard let pattern = row.bytes(1), matcher.wasFound(pattern), let place = row.string(0), rows.last != place else { return }
+                guard matcher.wasFound(row.bytes(1) ?? UnsafeBufferPointer(start: nil, count: 0)), let place = row.string(0), rows.last != place else { return }
                 rows.append(place)
             }
             var start = 0
@@ -99,11 +104,12 @@ enum MentionPass {
     }
 
     /// A connection for the second half: it reads as the run's does (row level security off, no JIT, its own copy of
-    /// the functions).
-    private static func openHelper(_ open: () throws -> Connection) throws -> Connection {
+    /// the functions), in the run's snapshot (`snapshot`, quoted), inside a transaction left open until the pass ends.
+    private static func openHelper(_ open: () throws -> Connection, snapshot: String) throws -> Connection {
         let helper = try open()
         _ = try helper.execute("set row_security = off; set jit = off; set client_min_messages = warning")
         _ = try helper.execute(ObjectMention.functionsSQL(schema: "pg_temp"))
+        _ = try helper.execute("begin isolation level repeatable read read only; set transaction snapshot \(snapshot)")
         return helper
     }
 
@@ -112,6 +118,11 @@ enum MentionPass {
         try c.copyRows(query) { row in
             if !matcher.allFound, let bytes = row.bytes(0) { matcher.scan(bytes) }
         }
+    }
+
+    /// The second half's matcher was not a copy of the first's: what it found cannot be taken in, so nothing is trusted.
+    struct MergeFailed: Error, CustomStringConvertible {
+        var description: String { "the two halves of the mention pass could not be merged; the run stopped before deleting anything" }
     }
 
     /// A connection lent to another thread for one call (it is used by that thread alone until the call returns).
@@ -149,7 +160,8 @@ enum MentionPass {
         }
         group.wait()
         switch result.withLock({ $0 }) {
-        case .success(let found): matcher.merge(found)
+        case .success(let found):
+            guard matcher.merge(found) else { throw MergeFailed() }
         case .failure(let error): throw error
         case nil: break
         }

@@ -44,6 +44,13 @@ extension Connection {
         // The COPY's own result (its error when it failed), then the end of the command.
         var firstError: (any Error)?
         while let result = PQgetResult(handle) {
+            if PQresultStatus(result) == PGRES_COPY_OUT {
+                // The stream stopped without its end (libpq out of memory, say): asking again would return this
+                // forever. The connection is not usable for another statement.
+                PQclear(result)
+                if firstError == nil { firstError = PostgresError(kind: .connectionLost, message: "the COPY stream stopped: \(lastErrorMessage)", statement: statement) }
+                break
+            }
             do { _ = try check(result, statement: statement) } catch { if firstError == nil { firstError = error } }
         }
         if let failure { throw failure }

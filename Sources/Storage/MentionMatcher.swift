@@ -23,8 +23,6 @@ public struct MentionMatcher: Sendable {
     public private(set) var count = 0
     public private(set) var foundCount = 0
     private let base: UInt64
-    /// Prefix hashes of the text being read, reused from text to text.
-    private var prefix: [UInt64] = []
 
     public init(expectedPatterns: Int = 0) {
         var slots = 16
@@ -61,35 +59,27 @@ public struct MentionMatcher: Sendable {
 
     public mutating func add(_ pattern: [UInt8]) { pattern.withUnsafeBufferPointer { add($0) } }
 
-    /// Reads one text: every pattern occurring in it is marked found.
+    /// Reads one text: every pattern occurring in it is marked found. One rolling hash a pattern length, so memory
+    /// does not grow with the text.
     public mutating func scan(_ text: UnsafeBufferPointer<UInt8>) {
         guard count > 0, foundCount < count, let shortest = lengths.first, text.count >= shortest else { return }
-        if prefix.count < text.count + 1 { prefix = Array(repeating: 0, count: max(text.count + 1, prefix.count * 2)) }
         let base = base
-        prefix.withUnsafeMutableBufferPointer { prefix in
-            var h: UInt64 = 0
-            prefix[0] = 0
-            for i in 0..<text.count {
-                h = h &* base &+ UInt64(text[i]) &+ 1
-                prefix[i + 1] = h
-            }
-        }
-        // Locals: the loop below marks slots of `self` while it reads these.
-        let prefix = prefix, filter = filter
+        // A local: the loop below marks slots of `self` while it reads this.
+        let filter = filter
         for length in lengths {
             guard length <= text.count else { break }
             let power = powers[length]!
-            prefix.withUnsafeBufferPointer { prefix in
-                filter.withUnsafeBufferPointer { filter in
-                    var end = length
-                    while end <= text.count {
-                        let key = Self.key(prefix[end] &- prefix[end - length] &* power, length: length)
-                        let bit = Self.filterBit(key)
-                        if filter[bit >> 6] & (1 << UInt64(bit & 63)) != 0 {
-                            markFound(key)
-                        }
-                        end += 1
-                    }
+            filter.withUnsafeBufferPointer { filter in
+                var h: UInt64 = 0
+                for i in 0..<length { h = h &* base &+ UInt64(text[i]) &+ 1 }
+                var end = length
+                while true {
+                    let key = Self.key(h, length: length)
+                    let bit = Self.filterBit(key)
+                    if filter[bit >> 6] & (1 << UInt64(bit & 63)) != 0 { markFound(key) }
+                    guard end < text.count else { break }
+                    h = h &* base &+ UInt64(text[end]) &+ 1 &- (UInt64(text[end - length]) &+ 1) &* power
+                    end += 1
                 }
             }
         }
@@ -113,12 +103,15 @@ public struct MentionMatcher: Sendable {
     public func wasFound(_ pattern: [UInt8]) -> Bool { pattern.withUnsafeBufferPointer { wasFound($0) } }
 
     /// Takes in what `other` found: a copy of this matcher (made once every pattern was added) that read other texts.
-    public mutating func merge(_ other: MentionMatcher) {
-        guard other.keys == keys else { return }
+    /// Returns false (and takes in nothing) when `other` is not such a copy.
+    @discardableResult
+    public mutating func merge(_ other: MentionMatcher) -> Bool {
+        guard other.keys == keys else { return false }
         for slot in found.indices where other.found[slot] && !found[slot] {
             found[slot] = true
             foundCount += 1
         }
+        return true
     }
 
     // MARK: - Hashing and the table

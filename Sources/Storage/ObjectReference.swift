@@ -361,7 +361,7 @@ end;
         ObjectMention.functionsSQL(schema: schema) + "\n" + """
         create or replace function \(schema).steward_reference_names(value text, bucket text)
         returns table (name text, loose boolean)
-        language plpgsql immutable parallel safe
+        language plpgsql immutable parallel unsafe
         as $body$\(namesFunctionBody)$body$;
         create or replace function \(schema).steward_reference_matches(name text, loose boolean, object_name text)
         returns boolean

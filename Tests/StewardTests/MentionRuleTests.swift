@@ -159,6 +159,9 @@ struct MentionReproductionTests {
         ("{\"path\":\"u\\/caf\\u00e9 13.jpeg\"}", ["u/café 13.jpeg"]),
         ("&lt;img src=&quot;https://h.supabase.co/storage/v1/object/public/avatars/a%2014.jpeg&quot;&gt;", ["a 14.jpeg"]),
         ("https://h.supabase.co/storage/v1/object/public/avatars/cafe\u{301}15.jpeg", ["caf\u{E9}15.jpeg"]),
+        // PHP's htmlentities(…, ENT_HTML5) writes `.` and `_` as named references.
+        ("https://h.supabase.co/storage/v1/object/public/avatars/a16&period;jpeg", ["a16.jpeg"]),
+        ("my&lowbar;photo17&period;png", ["my_photo17.png"]),
     ]
 
     @Test("the forms that lost objects before: every object a value mentions stays; the orphans beside them go; the log calls kept only what is there")
@@ -188,6 +191,46 @@ struct MentionReproductionTests {
             for object in objects where line.contains(object) { #expect(left.contains(Array(object.utf8)), "\(object) logged as kept, but gone") }
             FaultLedger.record("mention rule: the reproductions", runs: 2, faults: 0, objectsChecked: objects.count + orphans.count,
                                losses: lost.count, cases: Self.forms.count)
+        }
+    }
+}
+
+@Suite("the deletion rule: hostile and awkward references")
+struct MentionHostileTests {
+    @Test("references read through a view in a parallel plan (force_parallel_mode): the decoding does not fail the run")
+    func parallelPlan() throws {
+        try AvatarWorld.with(users: 3) { w in
+            try w.storage.upload(["p1.jpeg", "p2 x.jpeg", "gone.jpeg"])
+            try w.storage.age(2 * 86400)
+            try w.reference(0, "https://h.supabase.co/storage/v1/object/public/avatars/p1.jpeg?a=1&b=2")
+            try w.reference(1, "p2%20x.jpeg")
+            let admin = try w.db.connectAsAdmin()
+            try w.db.connect().execute("create view public.avatar_refs as select avatar_url from public.profiles")
+            try admin.execute("alter database \(try admin.quoteIdentifier(w.db.name)) set force_parallel_mode = on")
+            try w.storage.reset()
+            let (result, summary) = try w.run(["--force"], config: "references = public.avatar_refs.avatar_url\n")
+            #expect(result.exitCode == 0, "\(result.output)")
+            #expect(try w.storage.objects() == ["p1.jpeg", "p2 x.jpeg"])
+            #expect(summary["deleted"] == 1, "\(summary)")
+        }
+    }
+
+    @Test("a reference of 600 kB of escapes around a URL: the run ends within a minute, keeps what the value mentions and deletes the orphan")
+    func largeValue() throws {
+        try AvatarWorld.with(users: 2) { w in
+            try w.storage.upload(["big.jpeg", "small.jpeg", "gone.jpeg"])
+            try w.storage.age(2 * 86400)
+            let value = String(repeating: "%25", count: 100_000) + " https%3A%2F%2Fh.supabase.co%2Fstorage%2Fv1%2Fobject%2Fpublic%2Favatars%2Fbig.jpeg "
+                + String(repeating: "&amp;\\u0041", count: 30_000)
+            try w.reference(0, value)
+            try w.reference(1, "small.jpeg")
+            try w.storage.reset()
+            let started = Date()
+            let (result, summary) = try w.run(["--force"])
+            #expect(result.exitCode == 0, "\(result.output.suffix(1500))")
+            #expect(Date().timeIntervalSince(started) < 60)
+            #expect(try w.storage.objects() == ["big.jpeg", "small.jpeg"])
+            #expect(summary["deleted"] == 1, "\(summary)")
         }
     }
 }
