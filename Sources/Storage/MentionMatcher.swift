@@ -59,9 +59,109 @@ public struct MentionMatcher: Sendable {
 
     public mutating func add(_ pattern: [UInt8]) { pattern.withUnsafeBufferPointer { add($0) } }
 
-    /// Reads one text: every pattern occurring in it is marked found. One rolling hash a pattern length, so memory
-    /// does not grow with the text.
+    /// Reads one text: every pattern occurring in it, or in the bytes a base64 run of it decodes to, is marked found.
     public mutating func scan(_ text: UnsafeBufferPointer<UInt8>) {
+        guard count > 0, foundCount < count else { return }
+        scanBytes(text)
+        scanEncodedRuns(text)
+    }
+
+    /// Runs of at least this many base64 characters are decoded.
+    static let shortestEncodedRun = 8
+
+    /// The value of each byte as a base64 digit (both alphabets: `+` and `-` are 62, `/` and `_` 63), -1 for others.
+    static let sextets: [Int8] = (0..<256).map { byte -> Int8 in
+        switch UInt8(byte) {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"): Int8(byte - 65)
+        case UInt8(ascii: "a")...UInt8(ascii: "z"): Int8(byte - 97 + 26)
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): Int8(byte - 48 + 52)
+        case UInt8(ascii: "+"), UInt8(ascii: "-"): 62
+        case UInt8(ascii: "/"), UInt8(ascii: "_"): 63
+        default: -1
+        }
+    }
+
+    /// A name carried base64-encoded (an image proxy's signed URL that embeds the source URL, a request path of
+    /// encoded JSON, a `data:` URI, a token): every run of base64 characters in both alphabets, at least
+    /// `shortestEncodedRun` long and holding upper- and lower-case letters (hex names and UUIDs have one case), is
+    /// decoded from each of its first four characters (the encoded text may start anywhere in the run) and the bytes
+    /// are read as a text. Decoding only adds places to look.
+    private mutating func scanEncodedRuns(_ text: UnsafeBufferPointer<UInt8>) {
+        var start = 0
+        var decoded: [UInt8] = []
+        while start < text.count, foundCount < count {
+            guard Self.sextets[Int(text[start])] >= 0 else { start += 1; continue }
+            var end = start, upper = false, lower = false
+            while end < text.count, Self.sextets[Int(text[end])] >= 0 {
+                let byte = text[end]
+                if byte >= 65 && byte <= 90 { upper = true } else if byte >= 97 && byte <= 122 { lower = true }
+                end += 1
+            }
+            if end - start >= Self.shortestEncodedRun, upper, lower {
+                for offset in 0..<4 {
+                    decoded.removeAll(keepingCapacity: true)
+                    var group = start + offset
+                    while group + 4 <= end {
+                        let a = Int(Self.sextets[Int(text[group])]), b = Int(Self.sextets[Int(text[group + 1])])
+                        let c = Int(Self.sextets[Int(text[group + 2])]), d = Int(Self.sextets[Int(text[group + 3])])
+                        let bits = a << 18 | b << 12 | c << 6 | d
+                        decoded.append(UInt8(truncatingIfNeeded: bits >> 16))
+                        decoded.append(UInt8(truncatingIfNeeded: bits >> 8))
+                        decoded.append(UInt8(truncatingIfNeeded: bits))
+                        group += 4
+                    }
+                    // The last partial group (an unpadded end): its whole bytes.
+                    let left = end - group
+                    if left >= 2 {
+                        let a = Int(Self.sextets[Int(text[group])]), b = Int(Self.sextets[Int(text[group + 1])])
+                        let c = left == 3 ? Int(Self.sextets[Int(text[group + 2])]) : 0
+                        let bits = a << 18 | b << 12 | c << 6
+                        decoded.append(UInt8(truncatingIfNeeded: bits >> 16))
+                        if left == 3 { decoded.append(UInt8(truncatingIfNeeded: bits >> 8)) }
+                    }
+                    decoded.withUnsafeBufferPointer { scanBytes($0) }
+                    // A percent-encoded URL inside (an image proxy's source URL): up to four times, as the SQL texts are, `+` as a space or not.
+                    for plus in [false, true] {
+                        var bytes = decoded
+                        for _ in 0..<4 {
+                            guard let next = Self.percentDecoded(bytes, plus: plus) else { break }
+                            bytes = next
+                            bytes.withUnsafeBufferPointer { scanBytes($0) }
+                        }
+                    }
+                }
+            }
+            start = end
+        }
+    }
+
+    /// `bytes` with each `%XX` decoded (and `+` read as a space with `plus`), or nil when that changes nothing.
+    static func percentDecoded(_ bytes: [UInt8], plus: Bool) -> [UInt8]? {
+        func hex(_ byte: UInt8) -> UInt8? {
+            switch byte {
+            case 48...57: byte - 48
+            case 65...70: byte - 55
+            case 97...102: byte - 87
+            default: nil
+            }
+        }
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var changed = false, i = 0
+        while i < bytes.count {
+            if bytes[i] == 37, i + 2 < bytes.count, let high = hex(bytes[i + 1]), let low = hex(bytes[i + 2]) {
+                out.append(high << 4 | low); i += 3; changed = true
+            } else if plus && bytes[i] == 43 {
+                out.append(32); i += 1; changed = true
+            } else {
+                out.append(bytes[i]); i += 1
+            }
+        }
+        return changed ? out : nil
+    }
+
+    /// Marks every pattern occurring in `text`. One rolling hash a pattern length, so memory does not grow with the text.
+    private mutating func scanBytes(_ text: UnsafeBufferPointer<UInt8>) {
         guard count > 0, foundCount < count, let shortest = lengths.first, text.count >= shortest else { return }
         let base = base
         // A local: the loop below marks slots of `self` while it reads this.

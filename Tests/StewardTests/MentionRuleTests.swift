@@ -10,7 +10,8 @@ struct MentionWorld {
     /// Names no value mentions: must go.
     let orphans: [String]
 
-    static func generate(seed: UInt64, count: Int, orphans orphanCount: Int) -> MentionWorld {
+    /// With `base64`, values may carry names base64-encoded (read by the matcher, not by the SQL texts).
+    static func generate(seed: UInt64, count: Int, orphans orphanCount: Int, base64: Bool = false) -> MentionWorld {
         var forms = MentionForms(seed: seed)
         var seen = Set<[UInt8]>()
         var cases: [MentionForms.Case] = [], orphans: [String] = []
@@ -19,7 +20,7 @@ struct MentionWorld {
             let name = forms.name(after: previous)
             guard seen.insert(Array(name.utf8)).inserted else { continue }
             previous = name
-            cases.append(forms.mention(of: name))
+            cases.append(forms.mention(of: name, base64: base64))
         }
         while orphans.count < orphanCount { orphans.append(forms.orphanName()) }
         return MentionWorld(cases: cases, orphans: orphans)
@@ -97,7 +98,7 @@ struct MentionRuleTests {
     func job() throws {
         let seed = SeededGenerator.seedFromEnvironment ^ 0x0B
         print("mention rule (job): seed \(seed); replay with STEWARD_TEST_SEED=\(seed ^ 0x0B)")
-        let world = MentionWorld.generate(seed: seed, count: 1200, orphans: 300)
+        let world = MentionWorld.generate(seed: seed, count: 1200, orphans: 300, base64: true)
         try AvatarWorld.with(users: 0) { w in
             let c = try w.db.connectAsAdmin()
             try c.execute("alter table auth.users disable trigger on_auth_user_created")
@@ -162,7 +163,16 @@ struct MentionReproductionTests {
         // PHP's htmlentities(…, ENT_HTML5) writes `.` and `_` as named references.
         ("https://h.supabase.co/storage/v1/object/public/avatars/a16&period;jpeg", ["a16.jpeg"]),
         ("my&lowbar;photo17&period;png", ["my_photo17.png"]),
+        // Carried base64-encoded: an image proxy's URL, a serverless image handler's request path, a data URI.
+        ("https://img.example.com/insecure/rs:fill:256:256/" + base64URL("https://h.supabase.co/storage/v1/object/public/avatars/b18.jpeg") + ".webp", ["b18.jpeg"]),
+        ("https://d123.cloudfront.net/" + Data(#"{"bucket":"avatars","key":"b19.jpeg","edits":{"resize":{"width":200}}}"#.utf8).base64EncodedString(), ["b19.jpeg"]),
+        ("data:application/json;base64," + Data(#"{"path":"folder/b20.png"}"#.utf8).base64EncodedString(), ["folder/b20.png"]),
     ]
+
+    static func base64URL(_ text: String) -> String {
+        Data(text.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
 
     @Test("the forms that lost objects before: every object a value mentions stays; the orphans beside them go; the log calls kept only what is there")
     func reproductions() throws {

@@ -126,17 +126,20 @@ public struct MentionForms {
         }
     }
 
-    /// One value that mentions `name`.
-    public mutating func mention(of name: String) -> Case {
+    /// One value that mentions `name`; with `base64`, the value may also carry it base64-encoded (an image proxy's
+    /// URL), a form the matcher reads rather than the SQL texts.
+    public mutating func mention(of name: String, base64: Bool = false) -> Case {
         var (text, how) = core(name)
         // At most three layers of decoding to undo, whatever the order.
         var layers = 0
+        // JSON or HTML escapes inside a base64 payload are not read (percent-escapes are), nor base64 inside base64.
+        var escaped = false
         for _ in 0..<Int.random(in: 0...2, using: &random) {
             switch Int.random(in: 0..<7, using: &random) {
             case 0: text = percent(text); how += ", percent-encoded"; layers += 1
             case 1: text = percent(text, plus: true); how += ", form-encoded"; layers += 1
-            case 2: text = json(text); how += ", JSON-escaped"; layers += 1
-            case 3: text = html(text); how += ", HTML-escaped"; layers += 1
+            case 2: text = json(text); how += ", JSON-escaped"; layers += 1; escaped = true
+            case 3: text = html(text); how += ", HTML-escaped"; layers += 1; escaped = true
             case 4: text = text.decomposedStringWithCanonicalMapping; how += ", NFD"
             case 5: text = text.precomposedStringWithCanonicalMapping; how += ", NFC"
             default: text = percent(percent(text)); how += ", encoded twice"; layers += 2
@@ -158,6 +161,14 @@ public struct MentionForms {
             case 8: text = pick(["\u{200E}", "\u{200B}", "\u{FEFF}", "\u{202B}", "\u{2060}"]) + text + pick(["\u{200E}", "\u{200F}", "", "\u{200B}"]); how += ", invisible"
             case 9: text += pick([".", ",", ";", ")", "!", "?", "\"", "'", "…", " "]); how += ", trailing punctuation"
             case 10: text += pick(["?t=1700000000", "#top", "?width=64&height=64", "&v=2"]); how += ", query"
+            case 15 where base64 && !escaped && !how.contains("base64"):
+                var encoded = Data(text.utf8).base64EncodedString()
+                if chance(0.5) {
+                    encoded = encoded.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+                }
+                text = pick(["https://img.example.com/insecure/rs:fill:256:256/", "https://d1.cloudfront.net/", "data:text/plain;base64,"]) + encoded
+                    + pick(["", ".webp", "?w=1"])
+                how += ", base64"
             case 11 where layers < 3:
                 text = "/_next/image?url=" + percent(text) + "&w=256&q=75"; how += ", proxy"; layers += 1
             case 12: text = other + "\n" + text; how += ", after another URL"
