@@ -241,18 +241,18 @@ public struct Migrator {
     /// Puts the session back to its defaults and Steward's settings, so one file's `SET`, `SET ROLE` or
     /// `SET SESSION AUTHORIZATION` cannot change how the next file is read or run: each statement its own message,
     /// sent together (one round trip).
+    /// Temporary tables, prepared statements, open cursors and sequence state go too: a file's `create temp table
+    /// profiles` would otherwise take the next file's `alter table profiles` for itself (DISCARD ALL would also let
+    /// go of the migration's advisory lock). A fresh session has none, so the first read does without them.
     private func resetSession(_ options: Options) throws {
-        try connection.pipeline(Self.resetQueries(options))
+        try connection.pipeline(["discard temp", "deallocate all", "close all", "discard sequences"] + Self.resetQueries(options))
     }
 
     /// The statements of `resetSession`. client_connection_check_interval: a migrator killed mid-statement is
     /// noticed by the server (closed socket) and rolled back promptly. standard_conforming_strings on: the server
     /// reads strings as Steward's parser does, even where a database default says otherwise.
     static func resetQueries(_ options: Options) -> [PostgresQuery] {
-        // Temporary tables, prepared statements and open cursors go too: a file's `create temp table profiles` would
-        // otherwise take the next file's `alter table profiles` for itself (DISCARD ALL would also let go of the
-        // migration's advisory lock).
-        ["reset session authorization", "reset role", "reset all", "discard temp", "deallocate all", "close all", "discard sequences",
+        ["reset session authorization", "reset role", "reset all",
          """
          select set_config('lock_timeout', \(options.lockTimeout), false), set_config('statement_timeout', \(options.statementTimeout), false),
                 set_config('client_connection_check_interval', '1s', false),
