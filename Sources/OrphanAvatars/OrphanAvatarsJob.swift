@@ -109,6 +109,15 @@ public struct OrphanAvatarsJob: Job {
         #endif
     }()
 
+    /// For the test of the mention pass on one connection: read by debug builds only (`STEWARD_TEST_ONE_CONNECTION=1`).
+    static let testRefuseSecondConnection: Bool = {
+        #if DEBUG
+        ProcessInfo.processInfo.environment["STEWARD_TEST_ONE_CONNECTION"] == "1"
+        #else
+        false
+        #endif
+    }()
+
     public init(settings: Settings) {
         buckets = settings.buckets
         graceSeconds = settings.graceSeconds
@@ -199,7 +208,10 @@ public struct OrphanAvatarsJob: Job {
         context.progress.begin("scanning")
         let perBucket = try await ScanTables.run(context) { [self, indexed = !context.dryRun, target = context.database.target,
                                                              plain = relations.map { $0.rowAddressed && $0.carriesXmin }] c in
-            try findCandidates(c, indexed: indexed, plain: plain) { try Connection(target, logger: log) }
+            try findCandidates(c, indexed: indexed, plain: plain) {
+                if Self.testRefuseSecondConnection { throw Refusal(description: "a second connection refused (test)") }
+                return try Connection(target, logger: log)
+            }
         }
         var mentioned: Int64 = 0
         for found in perBucket {

@@ -225,6 +225,31 @@ struct MentionHostileTests {
         }
     }
 
+    @Test("without a second connection the mention pass reads both halves on its own: the same objects stay and go")
+    func oneConnection() throws {
+        try AvatarWorld.with(users: 0) { w in
+            let c = try w.db.connectAsAdmin()
+            try c.execute("alter table auth.users disable trigger on_auth_user_created")
+            // Enough rows for several pages, so both halves hold values.
+            let ids = (0..<2000).map { _ in UUID().uuidString.lowercased() }
+            let values = ids.indices.map { "{\"avatar\": \"https://cdn.example.com/u/\($0)/pic-\($0).png\"}" }
+            try c.query("insert into auth.users (id, created_at, updated_at) select i::uuid, now(), now() from unnest($1::text[]) i", [ids])
+            try c.query("insert into public.profiles (id, avatar_url) select i::uuid, v from unnest($1::text[], $2::text[]) x(i, v)", [ids, values])
+            try c.execute("alter table auth.users enable trigger on_auth_user_created")
+            let kept = ids.indices.map { "pic-\($0).png" }, gone = (0..<50).map { "orphan-\($0)-x.png" }
+            try c.query("""
+                insert into storage.objects (bucket_id, name, metadata, created_at, updated_at)
+                select 'avatars', n, '{"size": 10}', now() - interval '2 days', now() - interval '2 days' from unnest($1::text[]) n
+                """, [kept + gone])
+            #expect(try c.query("select pg_relation_size('public.profiles') / 8192").scalar(Int.self) > 2)
+            let (result, summary) = try w.run(["--force"], config: "max_fraction = 1\n", environment: ["STEWARD_TEST_ONE_CONNECTION": "1"])
+            #expect(result.exitCode == 0, "\(result.output.suffix(1500))")
+            #expect(summary["kept_by_mention"] == kept.count && summary["deleted"] == gone.count, "\(summary)")
+            let left = Set(try c.query("select name from storage.objects where bucket_id = 'avatars'").rows.map { try $0.decode(String.self, at: 0) })
+            #expect(left == Set(kept))
+        }
+    }
+
     @Test("a reference of 600 kB of escapes around a URL: the run ends within a minute, keeps what the value mentions and deletes the orphan")
     func largeValue() throws {
         try AvatarWorld.with(users: 2) { w in
