@@ -63,6 +63,21 @@ public struct MigrationSource: Sendable {
         return copy
     }
 
+    /// These files with every one parsed that can be, and why each of the others cannot (a file that controls its own
+    /// transaction, say): for `status` and `verify`, which show the state of a folder `migrate` would refuse to apply.
+    public func parsedWhereValid() -> (source: MigrationSource, invalid: [String]) {
+        var copy = self
+        var invalid: [String] = []
+        for (index, file) in files.enumerated() where !file.isParsed {
+            do throws(MigrationError) {
+                copy.files[index] = try file.parsed()
+            } catch {
+                invalid.append("\(error)")
+            }
+        }
+        return (copy, invalid)
+    }
+
     /// True when version `a` sorts before `b` (numerically, so 10 comes after 9).
     static func versionOrder(_ a: String, _ b: String) -> Bool {
         let (x, y) = (trimZeros(a), trimZeros(b))

@@ -53,7 +53,8 @@ public struct Migrator {
     /// The current status, read-only (creates nothing, takes no lock).
     public func status(options: Options = Options()) throws -> MigrationStatus {
         let cli = try keepsCLIHistory(options) ? try SupabaseCLIHistory(connection: connection).rows() : nil
-        return MigrationStatus(source: try source.parsed(), history: try HistoryStore(connection: connection).entries(),
+        // A file migrate would refuse stays in the list (pending or applied by its checksum): status only shows.
+        return MigrationStatus(source: source.parsedWhereValid().source, history: try HistoryStore(connection: connection).entries(),
                                allowOutOfOrder: options.allowOutOfOrder, allowMissing: options.allowMissing, cli: cli)
     }
 

@@ -32,13 +32,14 @@ public struct Verifier {
         var report = Report()
         let status = MigrationStatus(source: source, history: try HistoryStore(connection: connection).entries())
         report.differences += status.problems
+        // A file that cannot be parsed (it controls its own transaction, say) cannot be compared: said, not drift.
         let applied = status.items.filter { $0.state == .applied }.compactMap { item in
-            source.files.first { $0.version == item.version }
+            source.files.first { $0.version == item.version && $0.isParsed }
         }
         report.checkedFiles = applied.count
         // The pending files are compared too (after the applied ones, as migrate would run them): objects they create
         // that already exist were made outside Steward, and no applied migration accounts for them.
-        let pending = status.pending
+        let pending = status.pending.filter(\.isParsed)
         let probe = CatalogProbe(connection: connection)
         let results = try (try? probe.compare(applied + pending)) ?? probe.compare(applied)
         for result in results.prefix(applied.count) {

@@ -14,11 +14,13 @@ enum StatusCommand: StewardCommand {
         (pending files are fine), 2 when a file changed after it was applied, an applied file is missing,
         or a pending file is older than the newest applied one. With a daemon's history in the database it
         also shows which instance leads and each job's last run, last success and (from --config) next run.
+        A file migrate refuses as it is (one that controls its own transaction) is listed with the reason.
         """,
         options: CommandSpec.Option.databaseOptions)
 
     static func run(_ context: CommandContext) throws -> ExitCode {
-        let source = try context.migrationSource()
+        // A file migrate would refuse is shown, not a reason to refuse showing the state.
+        let (source, invalid) = try context.migrationSource(deferParsing: true).parsedWhereValid()
         let connection = try context.connect()
         var options = Migrator.Options()
         options.supabaseHistory = SupabaseHistoryMode(rawValue: context.config.supabaseHistory) ?? .auto
@@ -40,6 +42,7 @@ enum StatusCommand: StewardCommand {
                 ("warnings", .strings(status.warnings)),
                 ("supabase_history", .string(keepsCLI ? "on" : "off")),
                 ("history_drift", .strings(status.historyDrift)),
+                ("invalid_files", .strings(invalid)),
                 ("leader", jobs?.leaderJSON ?? .null),
                 ("jobs", jobs?.jobsJSON ?? .array([])),
                 ("alerts", jobs?.alertsJSON ?? .array([])),
@@ -58,6 +61,9 @@ enum StatusCommand: StewardCommand {
             text += "\n\(applied) applied, \(status.pending.count) pending"
             if keepsCLI { text += ", Supabase CLI history kept too" }
             text += status.problems.isEmpty ? "\n" : "\n\nproblems:\n" + status.problems.map { "  - \($0)\n" }.joined()
+            if !invalid.isEmpty {
+                text += "\nfiles migrate refuses as they are:\n" + invalid.map { "  - \(LogText.escaped($0))\n" }.joined()
+            }
             if !status.historyDrift.isEmpty {
                 text += "\nthe two histories disagree:\n" + status.historyDrift.map { "  - \($0)\n" }.joined()
             }

@@ -16,12 +16,14 @@ enum VerifyCommand: StewardCommand {
         one. Rights narrower than the files give (a hardening revoke) are listed as stricter than the migrations,
         exit 0; wider ones are differences. Objects of files not yet applied that already exist (pasted by hand)
         are a difference too, pointing at migrate --adopt. Also reports the quickstart's known weaknesses (anonymous uploads, case-sensitive usernames, no
-        ON DELETE CASCADE) as advice, without failing. The check runs in a transaction that is rolled back.
+        ON DELETE CASCADE) as advice, without failing. The check runs in a transaction that is rolled back. A file
+        migrate refuses as it is (one that controls its own transaction) is listed as not compared, not a failure.
         """,
         options: CommandSpec.Option.databaseOptions)
 
     static func run(_ context: CommandContext) throws -> ExitCode {
-        let source = try context.migrationSource()
+        // A file migrate would refuse is shown, not a reason to refuse the whole check.
+        let (source, invalid) = try context.migrationSource(deferParsing: true).parsedWhereValid()
         let connection = try context.connect()
         try connection.requireSessionState()
         var report = try Verifier(connection: connection, source: source, advisor: SupabaseAdvisor()).verify()
@@ -37,6 +39,7 @@ enum VerifyCommand: StewardCommand {
                 ("stricter", .strings(report.stricter)),
                 ("advisories", .strings(report.advisories)),
                 ("enforcement", .strings(report.enforcement)),
+                ("not_compared", .strings(invalid)),
             ]).rendered)
         } else {
             var text = report.differences.isEmpty
@@ -45,6 +48,9 @@ enum VerifyCommand: StewardCommand {
                     + report.differences.map { "  - \($0)\n" }.joined()
             if !report.stricter.isEmpty {
                 text += "\nstricter than the migrations (rights narrowed since, not a failure):\n" + report.stricter.map { "  - \($0)\n" }.joined()
+            }
+            if !invalid.isEmpty {
+                text += "\nnot compared (migrate refuses these files as they are):\n" + invalid.map { "  - \(LogText.escaped($0))\n" }.joined()
             }
             if !report.advisories.isEmpty {
                 text += "\nadvice (known weaknesses of the quickstart schema, not failures):\n" + report.advisories.map { "  - \($0)\n" }.joined()

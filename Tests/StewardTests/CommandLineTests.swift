@@ -129,6 +129,28 @@ struct CommandLineTests {
         }
     }
 
+    @Test("a pending file with its own BEGIN/COMMIT: status and verify show the state and name the file; migrate still refuses it")
+    func fileWithItsOwnTransaction() throws {
+        try withTestDatabase { db in
+            let folder = try MigrationFolder.withProjectFiles()
+            defer { folder.delete() }
+            let args = ["--database-url", db.url, "--migrations", folder.path]
+            #expect(try StewardProcess.run(["migrate"] + args).exitCode == 0)
+            try folder.write("0006_wrapped.sql", "begin;\ncreate table public.notes (id int);\ncommit;\n")
+            let status = try StewardProcess.run(["status"] + args)
+            #expect(status.exitCode == 0, "\(status.output)")
+            #expect(status.stdout.contains("5 applied, 1 pending") && status.stdout.contains("0006_wrapped.sql"), "\(status.stdout)")
+            #expect(status.stdout.contains("controls the transaction"), "\(status.stdout)")
+            let json = try StewardProcess.run(["status", "--json"] + args)
+            #expect(json.exitCode == 0 && json.stdout.contains("\"invalid_files\":["), "\(json.stdout)")
+            let verify = try StewardProcess.run(["verify"] + args)
+            #expect(verify.exitCode == 0, "\(verify.output)")
+            #expect(verify.stdout.contains("not compared") && verify.stdout.contains("0006_wrapped.sql"), "\(verify.stdout)")
+            let migrate = try StewardProcess.run(["migrate"] + args)
+            #expect(migrate.exitCode != 0 && migrate.stderr.contains("controls the transaction"), "\(migrate.output)")
+        }
+    }
+
     @Test("logs: syslog priority prefixes under journald, one JSON object a line with --log-format json")
     func logFormats() throws {
         try withTestDatabase { db in
