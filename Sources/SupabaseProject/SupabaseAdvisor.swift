@@ -9,6 +9,12 @@ public struct SupabaseAdvisor: SchemaAdvisor {
     /// Whether the opt-in hardening (sql/optional/storage-hardening, sql/optional/username-enforcement) is present.
     public func enforcement(_ connection: Connection) throws -> [String] {
         guard try connection.query("select to_regclass('public.profiles') is not null").scalar(Bool.self) else { return [] }
+        // The quickstart's lines only where its objects are: the avatars bucket, a username column.
+        let present = try connection.query("""
+            select to_regclass('storage.buckets') is not null and exists (select 1 from storage.buckets where id = 'avatars'),
+                   exists (select 1 from pg_attribute where attrelid = 'public.profiles'::regclass and attname = 'username' and not attisdropped)
+            """).firstRow()
+        let avatars = try present.decode(Bool.self, at: 0), usernames = try present.decode(Bool.self, at: 1)
         let row = try connection.query("""
             select exists (select 1 from pg_index i where i.indrelid = 'public.profiles'::regclass and i.indisunique and i.indisvalid
                            and pg_get_indexdef(i.indexrelid) ~* 'lower\\(normalize\\(username'),
@@ -19,25 +25,40 @@ public struct SupabaseAdvisor: SchemaAdvisor {
             select exists (select 1 from pg_policy where polrelid = to_regclass('storage.objects') and polcmd in ('d', '*') and polpermissive
                            and coalesce(pg_get_expr(coalesce(polqual, polwithcheck), polrelid), '') <> 'false')
             """).firstRow()
-        return [
-            try storage.decode(Bool.self, at: 0)
+        var lines: [String] = []
+        if avatars {
+            lines.append(try storage.decode(Bool.self, at: 0)
                 ? "users can delete their own avatars: yes (a DELETE policy on storage.objects)"
-                : "users can delete their own avatars: no (opt in: sql/optional/storage-hardening)",
-            try uploadLine(connection),
-            try row.decode(Bool.self, at: 0)
+                : "users can delete their own avatars: no (opt in: sql/optional/storage-hardening)")
+            lines.append(try uploadLine(connection))
+        }
+        if usernames {
+            lines.append(try row.decode(Bool.self, at: 0)
                 ? "usernames unique ignoring case and width: enforced (profiles_username_normalized_key)"
-                : "usernames unique ignoring case and width: not enforced (opt in: sql/optional/username-enforcement)",
-            try row.decode(Bool.self, at: 1)
+                : "usernames unique ignoring case and width: not enforced (opt in: sql/optional/username-enforcement)")
+            lines.append(try row.decode(Bool.self, at: 1)
                 ? "username characters and length: enforced at write time (trigger enforce_username_format)"
-                : "username characters and length: not enforced at write time (opt in: sql/optional/username-enforcement)",
-        ]
+                : "username characters and length: not enforced at write time (opt in: sql/optional/username-enforcement)")
+        }
+        return lines
     }
 
+    /// A policy check (SQL over `p`, a `pg_policy` row) that a request without a signed-in user cannot pass: it
+    /// compares `auth.uid()` and never asks whether it is null (for anon, `auth.uid()` is null and the comparison fails).
+    static let needsSignIn = """
+        (coalesce(pg_get_expr(case when p.polcmd = 'a' then p.polwithcheck else coalesce(p.polwithcheck, p.polqual) end, p.polrelid), '') ~ 'auth\\.uid\\(\\)'
+         and coalesce(pg_get_expr(case when p.polcmd = 'a' then p.polwithcheck else coalesce(p.polwithcheck, p.polqual) end, p.polrelid), '') !~* '(is null|coalesce|is not distinct)')
+        """
+
     /// Who may upload, from what the live INSERT policies on storage.objects allow (a permissive policy whose check is
-    /// not plainly false; the service role bypasses row level security and is not counted).
+    /// not plainly false; the service role bypasses row level security and is not counted; a check that needs a
+    /// signed-in user counts for `authenticated` only).
     func uploadLine(_ connection: Connection) throws -> String {
         let roles = try connection.query("""
-            select coalesce(array_to_string(array_agg(distinct case when r = 0 then 'public' else r::regrole::text end), ','), '')
+            select coalesce(array_to_string(array_agg(distinct case when r = 0 and \(unescaped: Self.needsSignIn) then 'authenticated'
+                                                                    when r = 0 then 'public'
+                                                                    when r = to_regrole('anon') and \(unescaped: Self.needsSignIn) then null
+                                                                    else r::regrole::text end), ','), '')
             from pg_policy p, unnest(p.polroles) r
             where p.polrelid = to_regclass('storage.objects') and p.polcmd in ('a', '*') and p.polpermissive
               and coalesce(pg_get_expr(case when p.polcmd = 'a' then p.polwithcheck else coalesce(p.polwithcheck, p.polqual) end, p.polrelid), '') <> 'false'
@@ -59,8 +80,10 @@ public struct SupabaseAdvisor: SchemaAdvisor {
         let row = try connection.query("""
             select
               exists (select 1 from pg_policy p where p.polrelid = to_regclass('storage.objects') and p.polcmd in ('a', '*')
-                      and (0 = any (p.polroles) or to_regrole('anon') = any (p.polroles))) as anon_upload,
-              to_regclass('public.profiles') is not null and not exists (
+                      and (0 = any (p.polroles) or to_regrole('anon') = any (p.polroles)) and not \(unescaped: Self.needsSignIn)) as anon_upload,
+              to_regclass('public.profiles') is not null
+                and exists (select 1 from pg_attribute where attrelid = to_regclass('public.profiles') and attname = 'username' and not attisdropped)
+                and not exists (
                 select 1 from pg_index i where i.indrelid = to_regclass('public.profiles') and i.indisunique
                   and pg_get_indexdef(i.indexrelid) ~* 'lower\\(|casefold|normalize') as case_sensitive,
               exists (select 1 from pg_constraint c where c.conrelid = to_regclass('public.profiles') and c.contype = 'f'
@@ -87,8 +110,12 @@ public struct SupabaseAdvisor: SchemaAdvisor {
             order by 1
             """).rows {
             let function = try row.decode(String.self, at: 0)
+            // The opt-in files cover the quickstart's trigger function only; any other gets the statement itself.
+            let fix = function == "public.handle_new_user()"
+                ? "opt in: sql/optional/api-hardening revokes EXECUTE from PUBLIC, anon and authenticated"
+                : "unless the app calls it through /rest/v1/rpc: revoke execute on function \(function) from public, anon, authenticated"
             advisories.append("\(function): SECURITY DEFINER and executable by \(try row.decode(String.self, at: 1)) (callable through /rest/v1/rpc "
-                + "with its owner's rights); opt in: sql/optional/api-hardening revokes EXECUTE from PUBLIC, anon and authenticated")
+                + "with its owner's rights); \(fix)")
         }
         // Row level security does not cover TRUNCATE: a client role that holds it may empty the table.
         for row in try connection.query("""
@@ -100,8 +127,9 @@ public struct SupabaseAdvisor: SchemaAdvisor {
             order by 1
             """).rows {
             let table = try row.decode(String.self, at: 0)
+            let fix = table == "public.profiles" ? "opt in: sql/optional/api-hardening" : "revoke truncate on \(table) from anon, authenticated"
             advisories.append("\(table): \(try row.decode(String.self, at: 1)) may TRUNCATE it "
-                + "(row level security does not cover TRUNCATE); opt in: sql/optional/api-hardening")
+                + "(row level security does not cover TRUNCATE); \(fix)")
         }
         return advisories
     }

@@ -151,6 +151,30 @@ struct CommandLineTests {
         }
     }
 
+    @Test("verify's advice about the quickstart appears only where its objects are: another app gets none of it")
+    func adviceOnAnotherApp() throws {
+        try withTestDatabase { db in
+            let folder = try MigrationFolder(files: ["0001_app.sql": """
+                create table public.profiles (id uuid primary key references auth.users, display text);
+                alter table public.profiles enable row level security;
+                create policy "own uploads" on storage.objects for insert to public
+                  with check ((storage.foldername(name))[1] = auth.uid()::text);
+                create function public.do_thing() returns int language sql security definer set search_path = '' as 'select 1';
+
+                """])
+            defer { folder.delete() }
+            let args = ["--database-url", db.url, "--migrations", folder.path]
+            #expect(try StewardProcess.run(["migrate"] + args).exitCode == 0)
+            let verify = try StewardProcess.run(["verify", "--json"] + args)
+            let json = try #require(try JSONSerialization.jsonObject(with: Data(verify.stdout.utf8)) as? [String: Any], "\(verify.output)")
+            let advice = (json["advisories"] as? [String] ?? []) + (json["enforcement"] as? [String] ?? [])
+            #expect(!advice.contains { $0.contains("anonymous") || $0.contains("avatars") || $0.contains("username") }, "\(advice)")
+            let function = advice.first { $0.hasPrefix("public.do_thing()") }
+            #expect(function?.contains("revoke execute on function public.do_thing() from public, anon, authenticated") == true, "\(advice)")
+            #expect(function?.contains("api-hardening") == false, "\(advice)")
+        }
+    }
+
     @Test("logs: syslog priority prefixes under journald, one JSON object a line with --log-format json")
     func logFormats() throws {
         try withTestDatabase { db in
