@@ -21,6 +21,8 @@ struct CatalogProbe {
         var stricter: [String] = []
         /// Objects the file creates that the live database has.
         var found: [String] = []
+        /// Statements the probe cannot compare (`file:line: why`): information, not differences; adopt refuses them.
+        var notCompared: [String] = []
     }
 
     /// One object to compare once every file has run in the probe.
@@ -74,7 +76,7 @@ struct CatalogProbe {
         var results: [FileResult] = []
         for (index, file) in files.enumerated() where index >= context.count {
             var present = 0, absent = 0
-            var differences = failures[index]
+            var differences: [String] = []
             var missing: [String] = [], stricter: [String] = [], found: [String] = []
             for (checkIndex, check) in checks[index].enumerated() {
                 if case .function(let signature, _, _) = check,
@@ -90,7 +92,7 @@ struct CatalogProbe {
             let presence: Presence = absent == 0 ? .present : (present == 0 && differences.isEmpty ? .absent : .partial)
             if presence == .partial { differences += missing.map { "\($0) is missing" } }
             results.append(FileResult(file: file, presence: presence, differences: differences, missing: missing,
-                                      stricter: stricter, found: found))
+                                      stricter: stricter, found: found, notCompared: failures[index]))
         }
         return results
     }

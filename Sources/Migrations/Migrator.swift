@@ -224,7 +224,7 @@ public struct Migrator {
             case .present:
                 if sawAbsent {
                     differences.append("\(result.file.fileName): its objects exist but an earlier file's do not; adopt needs the files in order")
-                } else if result.differences.isEmpty {
+                } else if result.differences.isEmpty && result.notCompared.isEmpty {
                     adoptable.append(result.file)
                 }
             case .absent:
@@ -233,7 +233,8 @@ public struct Migrator {
                 break
             }
             // Adoption records files as applied exactly as written: narrower rights are a difference here too.
-            differences += (result.differences + result.stricter).map { "\(result.file.fileName): \($0)" }
+            // What cannot be compared cannot be vouched for: adoption refuses it.
+            differences += (result.notCompared + result.differences + result.stricter).map { "\(result.file.fileName): \($0)" }
         }
         guard differences.isEmpty else { throw MigrationError.adoptionRefused(differences) }
         return adoptable

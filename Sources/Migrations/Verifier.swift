@@ -15,6 +15,9 @@ public struct Verifier {
         public var enforcement: [String] = []
         /// Live rights narrower than the applied files give (a hardening revoke); listed, not a failure.
         public var stricter: [String] = []
+        /// Statements of the applied files that cannot be compared with the live catalog (`file:line: why`);
+        /// information, not differences.
+        public var notCompared: [String] = []
     }
 
     let connection: Connection
@@ -44,6 +47,7 @@ public struct Verifier {
         let results = try (try? probe.compare(applied + pending)) ?? probe.compare(applied)
         for result in results.prefix(applied.count) {
             report.differences += result.differences.map { "\(result.file.fileName): \($0)" }
+            report.notCompared += result.notCompared
             report.stricter += result.stricter.map { "\(result.file.fileName): \($0)" }
             if result.presence == .absent {
                 report.differences += result.missing.map { "\(result.file.fileName): \($0) is missing" }

@@ -39,7 +39,7 @@ enum VerifyCommand: StewardCommand {
                 ("stricter", .strings(report.stricter)),
                 ("advisories", .strings(report.advisories)),
                 ("enforcement", .strings(report.enforcement)),
-                ("not_compared", .strings(invalid)),
+                ("not_compared", .strings(invalid + report.notCompared)),
             ]).rendered)
         } else {
             var text = report.differences.isEmpty
@@ -51,6 +51,10 @@ enum VerifyCommand: StewardCommand {
             }
             if !invalid.isEmpty {
                 text += "\nnot compared (migrate refuses these files as they are):\n" + invalid.map { "  - \(LogText.escaped($0))\n" }.joined()
+            }
+            if !report.notCompared.isEmpty {
+                text += "\nnot compared (information: what these statements made is not checked):\n"
+                    + report.notCompared.map { "  - \(LogText.escaped($0))\n" }.joined()
             }
             if !report.advisories.isEmpty {
                 text += "\nadvice (known weaknesses of the quickstart schema, not failures):\n" + report.advisories.map { "  - \($0)\n" }.joined()

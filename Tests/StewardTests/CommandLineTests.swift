@@ -175,6 +175,27 @@ struct CommandLineTests {
         }
     }
 
+    @Test("statements verify cannot compare (an enum, a view) are information with file:line, not drift; adopt still refuses them")
+    func uncomparedIsInformation() throws {
+        try withTestDatabase { db in
+            let folder = try MigrationFolder(files: [
+                "0001_mood.sql": "create type public.mood as enum ('a', 'b');\ncreate view public.moods as select 'a'::public.mood as m;\n",
+            ])
+            defer { folder.delete() }
+            let args = ["--database-url", db.url, "--migrations", folder.path]
+            #expect(try StewardProcess.run(["migrate"] + args).exitCode == 0)
+            let verify = try StewardProcess.run(["verify"] + args)
+            #expect(verify.exitCode == 0, "\(verify.output)")
+            #expect(verify.stdout.contains("not compared") && verify.stdout.contains("0001_mood.sql:1"), "\(verify.stdout)")
+            // By hand into another database: adopt cannot vouch for what it cannot compare.
+            try withTestDatabase { other in
+                try other.connect().execute("create type public.mood as enum ('a', 'b'); create view public.moods as select 'a'::public.mood as m;")
+                let adopt = try StewardProcess.run(["migrate", "--adopt", "--database-url", other.url, "--migrations", folder.path])
+                #expect(adopt.exitCode != 0 && adopt.output.contains("cannot be compared"), "\(adopt.output)")
+            }
+        }
+    }
+
     @Test("logs: syslog priority prefixes under journald, one JSON object a line with --log-format json")
     func logFormats() throws {
         try withTestDatabase { db in
