@@ -120,19 +120,19 @@ public final class Connection {
 
     /// Quotes a name for use as an identifier (`PQescapeIdentifier`), for names that come from config.
     public func quoteIdentifier(_ name: String) throws -> String {
-        let bytes = Array(name.utf8)
-        guard let quoted = PQescapeIdentifier(handle, name, bytes.count) else {
-            throw PostgresError(kind: .invalidArgument, message: "cannot quote identifier: \(lastErrorMessage)")
-        }
-        defer { PQfreemem(quoted) }
-        return String(cString: quoted)
+        try escaped(name, "identifier", PQescapeIdentifier)
     }
 
     /// Quotes a value as a string literal (`PQescapeLiteral`), for the few statements that bind nothing (`COPY`).
     public func quoteLiteral(_ value: String) throws -> String {
-        let bytes = Array(value.utf8)
-        guard let quoted = PQescapeLiteral(handle, value, bytes.count) else {
-            throw PostgresError(kind: .invalidArgument, message: "cannot quote literal: \(lastErrorMessage)")
+        try escaped(value, "literal", PQescapeLiteral)
+    }
+
+    /// `text` quoted by libpq's `escape` (which knows the connection's encoding); `what` names it in the error.
+    private func escaped(_ text: String, _ what: String,
+                         _ escape: (OpaquePointer?, UnsafePointer<CChar>?, Int) -> UnsafeMutablePointer<CChar>?) throws -> String {
+        guard let quoted = escape(handle, text, text.utf8.count) else {
+            throw PostgresError(kind: .invalidArgument, message: "cannot quote \(what): \(lastErrorMessage)")
         }
         defer { PQfreemem(quoted) }
         return String(cString: quoted)
