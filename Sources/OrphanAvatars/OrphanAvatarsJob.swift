@@ -463,11 +463,14 @@ public struct OrphanAvatarsJob: Job {
         """
 
     /// Whether an unreferenced object `o` may go, before the mention rule has its say (`MentionPass`): older than the
-    /// grace, outside the kept prefixes, with a name of at most `longestDeletableName` characters. Cheapest tests first.
+    /// grace, outside the kept prefixes, with a name of at most `longestDeletableName` characters, and not a folder
+    /// the dashboard made (`.emptyFolderPlaceholder`: no profile names it, and the folder would vanish with it).
+    /// Cheapest tests first.
     private let eligibleExpression: PostgresQuery = """
         coalesce(coalesce(o.updated_at, o.created_at, now()) < now() - make_interval(secs => $2::float8)
           and not (o.name like any ($3::text[]))
-          and length(o.name) <= \(ObjectReference.longestDeletableName), false)
+          and length(o.name) <= \(ObjectReference.longestDeletableName)
+          and split_part(o.name, '/', -1) <> '.emptyFolderPlaceholder', false)
         """
 
     private var keepPatterns: [String] {

@@ -225,6 +225,20 @@ struct MentionHostileTests {
         }
     }
 
+    @Test("a folder the dashboard made (its .emptyFolderPlaceholder) stays; an unmentioned file beside it goes")
+    func folderPlaceholders() throws {
+        try AvatarWorld.with(users: 1) { w in
+            try w.storage.upload(["team/.emptyFolderPlaceholder", "team/old.png", "kept.png"])
+            try w.storage.age(2 * 86400)
+            try w.reference(0, "kept.png")
+            try w.storage.reset()
+            let (result, summary) = try w.run(["--force"])
+            #expect(result.exitCode == 0, "\(result.output)")
+            #expect(Set(try w.storage.objects()) == ["team/.emptyFolderPlaceholder", "kept.png"])
+            #expect(summary["deleted"] == 1, "\(summary)")
+        }
+    }
+
     @Test("without a second connection the mention pass reads both halves on its own: the same objects stay and go")
     func oneConnection() throws {
         try AvatarWorld.with(users: 0) { w in
