@@ -1,12 +1,14 @@
 import OutputText
-/// Which objects a stored reference (a `profiles.avatar_url` value) may name: one definition, in SQL, used by the
-/// orphan scan, both re-checks before a deletion and the opt-in integrity trigger.
+/// The exact reading of a stored reference (a `profiles.avatar_url` value): which objects it names for certain. One
+/// definition, in SQL, used by the orphan scan's fast path, both re-checks and the opt-in integrity trigger. What
+/// decides a deletion is the mention rule (`ObjectMention`), which keeps a superset: this reading can only add keeps.
 ///
 /// `names(value, bucket)` returns rows `(name, loose)`. A row with `loose = false` is an exact object name the value
 /// may name (every reading of an ambiguous value is listed: with and without its query, fragment, surrounding
 /// whitespace, percent-escapes and dot segments, with and without a leading bucket). A row with `loose = true` means
-/// the value is not understood for certain: it protects every object whose name, or whose last path segment, ends
-/// that row's text. `matches(name, loose, object)` is that rule; an object is referenced when any row matches it.
+/// the value is not understood for certain: the job counts it (`unrecognised_references`) and the trigger lets such
+/// a value be saved. `matches(name, loose, object)` says whether a row may name an object (a loose row: one whose
+/// name or last segment ends the row's text); the trigger's copy and the tests of this reading use it.
 public enum ObjectReference {
     /// Objects with longer names (in characters) are never deleted: the scan's indexes hold names up to this length.
     public static let longestDeletableName = 512
