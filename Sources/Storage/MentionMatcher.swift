@@ -1,9 +1,8 @@
 /// Finds which of many patterns occur anywhere in a stream of texts, reading each text once: the matching half of
 /// the mention rule (`ObjectMention`), whose other half, the texts and patterns themselves, is SQL.
 ///
-/// Each pattern is kept as a 64-bit polynomial hash of its bytes and its length; each text is hashed once into
-/// prefix hashes, and every window of every pattern length is looked up (a bitmap first, then an open-addressing
-/// table). Equal bytes always hash equal, so an occurring pattern is always found; two different byte strings may
+/// Each pattern is kept as a 64-bit polynomial hash of its bytes and its length; each text is read with one rolling
+/// hash a pattern length, and every window is looked up (a bitmap first, then an open-addressing table). Equal bytes always hash equal, so an occurring pattern is always found; two different byte strings may
 /// hash equal, which can only mark a pattern found that is not (an object kept that could have gone), never the other
 /// way. The work is a text's length times the number of distinct pattern lengths; the memory is 9 bytes a table slot
 /// (at most twice the patterns), whatever the texts.
@@ -35,7 +34,6 @@ public struct MentionMatcher: Sendable {
         base = UInt64.random(in: 1 << 32 ... UInt64.max) | 1
     }
 
-    public var isEmpty: Bool { count == 0 && !hasEmpty }
     /// Some pattern occurred (an empty one always does).
     public var foundAny: Bool { foundCount > 0 || hasEmpty }
     /// Every pattern has been found: reading more texts can change nothing.
@@ -100,24 +98,15 @@ public struct MentionMatcher: Sendable {
             if end - start >= Self.shortestEncodedRun, upper, lower {
                 for offset in 0..<4 {
                     decoded.removeAll(keepingCapacity: true)
+                    // Groups of four characters make three bytes; a last partial group (an unpadded end) of two or
+                    // three makes its whole bytes, one or two.
                     var group = start + offset
-                    while group + 4 <= end {
-                        let a = Int(Self.sextets[Int(text[group])]), b = Int(Self.sextets[Int(text[group + 1])])
-                        let c = Int(Self.sextets[Int(text[group + 2])]), d = Int(Self.sextets[Int(text[group + 3])])
-                        let bits = a << 18 | b << 12 | c << 6 | d
-                        decoded.append(UInt8(truncatingIfNeeded: bits >> 16))
-                        decoded.append(UInt8(truncatingIfNeeded: bits >> 8))
-                        decoded.append(UInt8(truncatingIfNeeded: bits))
-                        group += 4
-                    }
-                    // The last partial group (an unpadded end): its whole bytes.
-                    let left = end - group
-                    if left >= 2 {
-                        let a = Int(Self.sextets[Int(text[group])]), b = Int(Self.sextets[Int(text[group + 1])])
-                        let c = left == 3 ? Int(Self.sextets[Int(text[group + 2])]) : 0
-                        let bits = a << 18 | b << 12 | c << 6
-                        decoded.append(UInt8(truncatingIfNeeded: bits >> 16))
-                        if left == 3 { decoded.append(UInt8(truncatingIfNeeded: bits >> 8)) }
+                    while end - group >= 2 {
+                        let characters = min(4, end - group)
+                        var bits = 0
+                        for k in 0..<4 { bits = bits << 6 | (k < characters ? Int(Self.sextets[Int(text[group + k])]) : 0) }
+                        for k in 0..<(characters * 6 / 8) { decoded.append(UInt8(truncatingIfNeeded: bits >> (16 - 8 * k))) }
+                        group += characters
                     }
                     decoded.withUnsafeBufferPointer { scanBytes($0) }
                     // A percent-encoded URL inside (an image proxy's source URL): up to four times, as the SQL texts are, `+` as a space or not.
