@@ -48,7 +48,7 @@ let package = Package(
         // Log lines: levels, sinks, the secret redactor.
         .target(name: "StewardLog", dependencies: ["FileSystem", "OutputText"]),
         .target(name: "Migrations", dependencies: ["OutputText", "AdvisoryLocks", "Postgres", "LibCrypto", "StewardLog", "SQLParser", "StewardSchema"],
-                exclude: ["steward-schema.sql", "supabase-cli-method.sql"]),
+                exclude: ["steward-schema.sql", "supabase-cli-method.sql", "schema-record.sql"]),
         // Steward's own tables: the owners' .sql files, embedded at build time in version order (versions.txt).
         .target(name: "StewardSchema", exclude: ["versions.txt"], plugins: ["EmbedSchema"]),
         .plugin(name: "EmbedSchema", capability: .buildTool(), dependencies: ["EmbedSchemaTool"]),

@@ -5,6 +5,7 @@ extension StewardConfig {
         "database": ["url": "unset (then STEWARD_DATABASE_URL or --database-url)", "password_file": "unset (the URL or ~/.pgpass)",
                      "connect_timeout": "10"],
         "migrations": ["dir": "sql/migrations", "include": "none", "lock_wait": "60", "lock_timeout": "10s", "statement_timeout": "0"],
+        "verify": ["shadow_url": "unset (the project's own server)"],
         "log": ["level": "info", "format": "text", "progress_interval": "5"],
         "control": ["socket": "/run/steward/control.sock"],
         "apple": ["team_id": "unset", "key_id": "unset", "services_id": "unset", "private_key_file": "unset", "secret_file": "unset",

@@ -29,6 +29,9 @@ public struct StewardConfig: Sendable {
     public var lockWaitSeconds: Double = 60
     public var lockTimeout = "10s"
     public var statementTimeout = "0"
+    /// `[verify] shadow_url`: a server where `verify` and `migrate --adopt` may create their shadow database (unset:
+    /// the project's own server).
+    public var verifyShadowURL: String?
     /// `[log]`
     public var logLevel = "info"
     public var logFormat = "text"
@@ -76,6 +79,7 @@ public struct StewardConfig: Sendable {
                        "supabase_history": "auto, on or off: also keep the Supabase CLI's supabase_migrations.schema_migrations",
                        "lock_timeout": "a Postgres interval such as 10s (0, ms, s, min, h, d; at most 24 days)",
                        "statement_timeout": "a Postgres interval such as 5min, 0 for none (at most 24 days)"],
+        "verify": ["shadow_url": "a postgresql:// URL or conninfo of a server (same major version) where a scratch database may be created"],
         "log": ["level": "debug, info, notice, warning or error", "format": "text or json",
                 "progress_interval": "seconds from 0.1 to 3600 between job progress lines"],
         "control": ["socket": "an absolute path shorter than 108 bytes"],
@@ -173,6 +177,9 @@ public struct StewardConfig: Sendable {
         case ("migrations", "statement_timeout"):
             guard ConfigNumber.postgresMilliseconds(value) != nil else { throw bad() }
             statementTimeout = value
+        case ("verify", "shadow_url"):
+            guard !value.isEmpty else { throw bad() }
+            verifyShadowURL = value
         case ("log", "level"):
             guard ["debug", "info", "notice", "warning", "error"].contains(value) else { throw bad() }
             logLevel = value

@@ -16,6 +16,8 @@ public enum MigrationError: Error, Sendable, CustomStringConvertible {
     case adoptionRefused([String])
     /// The database could not be used (unreachable, pooler, permission).
     case database(PostgresError)
+    /// The shadow database could not be made or the files could not be applied to it (what to do is in the text).
+    case shadow(String)
     /// Pending statements need powers the migrating role lacks (found before anything ran); one line each.
     case privilegeMissing([String])
 
@@ -41,6 +43,8 @@ public enum MigrationError: Error, Sendable, CustomStringConvertible {
             return "nothing was applied: these statements need powers the migrating role does not have on this database:\n"
                 + problems.map { "  - " + $0 }.joined(separator: "\n")
                 + "\n  run them as the table's owner (or on a database with supautils, as Supabase's is), then steward migrate --adopt"
+        case .shadow(let message):
+            return message
         case .database(let error):
             return error.description + (error.hint.map { error.description.contains($0) ? "" : " (hint: \($0))" } ?? "")
         }

@@ -19,6 +19,8 @@ public struct Migrator {
         public var stewardVersion = "dev"
         /// Whether the Supabase CLI's history is kept too (`auto`: when its table exists or the folder is the CLI's).
         public var supabaseHistory = SupabaseHistoryMode.auto
+        /// Where `--adopt` may create its shadow database (nil: the live database's own server).
+        public var shadowServer: ConnectionString?
 
         public init() {}
     }
@@ -120,7 +122,7 @@ public struct Migrator {
             report.plan = status.pending
             report.takenOver = status.takeover.map(\.fileName)
             report.cliRecorded = status.cliBackfill.map(\.fileName)
-            if options.adopt { report.plan = [] ; report.adopted = try adoptionPlan(status).map(\.fileName) }
+            if options.adopt { report.plan = [] ; report.adopted = try adoptionPlan(status, options: options).files.map(\.fileName) }
             try requirePrivileges(status.pending.filter { !report.adopted.contains($0.fileName) })
             return report
         }
@@ -141,13 +143,19 @@ public struct Migrator {
 
         try takeOver(status, cli: cli, options: options, report: &report)
         var pending = status.pending
-        let adoptable = options.adopt ? try adoptionPlan(status) : []
+        let (adoptable, build) = options.adopt ? try adoptionPlan(status, options: options) : ([], nil)
         try requirePrivileges(pending.filter { file in !adoptable.contains { $0.fileName == file.fileName } })
         if options.adopt {
+            let records = SchemaRecord(connection: connection)
             try connection.transaction { _ in
                 for file in adoptable {
                     if !status.cliBackfill.contains(where: { $0.fileName == file.fileName }) { try cli?.record(file) }
                     try history.record(file, durationMilliseconds: 0, method: "adopt", stewardVersion: options.stewardVersion)
+                }
+                // What the shadow learned is kept for every file that had no record, so later verifies are exact.
+                let unrecorded = try records.unrecorded()
+                for record in build?.records ?? [] where unrecorded.contains(record.version) {
+                    try records.store(version: record.version, changes: record.groups, method: "shadow")
                 }
             }
             for file in adoptable { logger.info("adopted", [("file", file.fileName)]) }
@@ -212,32 +220,54 @@ public struct Migrator {
         guard problems.isEmpty else { throw MigrationError.privilegeMissing(problems) }
     }
 
-    /// The pending files that adoption would record: those whose objects the live catalog already has, exactly.
-    func adoptionPlan(_ status: MigrationStatus) throws -> [MigrationFile] {
-        let applied = status.items.filter { $0.state == .applied }.compactMap { item in source.files.first { $0.version == item.version } }
-        let comparison = try CatalogProbe(connection: connection).compare(status.pending, after: applied)
-        var differences: [String] = []
-        var adoptable: [MigrationFile] = []
-        var sawAbsent = false
-        for result in comparison {
-            switch result.presence {
-            case .present:
-                if sawAbsent {
-                    differences.append("\(result.file.fileName): its objects exist but an earlier file's do not; adopt needs the files in order")
-                } else if result.differences.isEmpty && result.notCompared.isEmpty {
-                    adoptable.append(result.file)
-                }
-            case .absent:
-                sawAbsent = true
-            case .partial:
-                break
+    /// The pending files that adoption would record, and the shadow build that showed it: the files (applied and
+    /// pending) are applied to a shadow database; a pending file is present when an object it creates there exists
+    /// live; the leading present files are adopted when the live catalog matches what the shadow holds after them
+    /// (every group they changed, rights included: adoption vouches for the files exactly as written).
+    func adoptionPlan(_ status: MigrationStatus, options: Options) throws -> (files: [MigrationFile], build: ShadowDatabase.Build?) {
+        let pending = status.pending
+        guard !pending.isEmpty else { return ([], nil) }
+        let applied = status.items.filter { $0.state == .applied }.compactMap { item in
+            source.files.first { MigrationSource.sameVersion($0.version, item.version) }
+        }
+        let build = try ShadowDatabase(live: connection, server: options.shadowServer ?? connection.target, logger: logger)
+            .build(applied + pending, stewardVersion: options.stewardVersion)
+        let live = try CatalogSnapshot.read(connection)
+        let pendingVersions = Set(pending.map(\.version))
+        // Which pending files are present live: nil for a file that creates nothing (it goes with the one before).
+        var state = build.base.groups
+        var presence: [String: Bool?] = [:]
+        for record in build.records {
+            let created = record.groups.filter { !$0.value.isEmpty && (state[$0.key] ?? [:]).isEmpty }.keys
+            if pendingVersions.contains(record.version) {
+                presence[record.version] = created.isEmpty ? Bool?.none : created.contains { !(live.groups[$0] ?? [:]).isEmpty }
             }
-            // Adoption records files as applied exactly as written: narrower rights are a difference here too.
-            // What cannot be compared cannot be vouched for: adoption refuses it.
-            differences += (result.notCompared + result.differences + result.stricter).map { "\(result.file.fileName): \($0)" }
+            for (group, members) in record.groups { state[group] = members }
+        }
+        var adoptable: [MigrationFile] = []
+        var differences: [String] = []
+        var previous = true
+        var inOrder = true
+        for file in pending {
+            let known = presence[file.version] ?? nil
+            let present = known ?? previous
+            if present && inOrder {
+                adoptable.append(file)
+            } else {
+                inOrder = false
+                if known == true { differences.append("\(file.fileName): its objects exist but an earlier file's do not; adopt needs the files in order") }
+            }
+            previous = present
+        }
+        let upTo = Set((applied + adoptable).map(\.version))
+        let adopted = Set(adoptable.map(\.version))
+        let expected = SchemaRecord.expected(build.records.filter { upTo.contains($0.version) })
+        for finding in CatalogDiff.compare(expected: expected, live: live) where adopted.contains(finding.version) {
+            let name = adoptable.first { $0.version == finding.version }?.fileName ?? finding.version
+            differences.append("\(name): \(finding.text)")
         }
         guard differences.isEmpty else { throw MigrationError.adoptionRefused(differences) }
-        return adoptable
+        return (adoptable, build)
     }
 
     /// Puts the session back to its defaults and Steward's settings, so one file's `SET`, `SET ROLE` or
@@ -299,6 +329,7 @@ public struct Migrator {
                 // The CLI's row first: a concurrent `db push` of the same file then fails on the key (or makes this
                 // transaction fail) before either tool's statements commit twice.
                 try cli?.record(file)
+                let before = try CatalogSnapshot.read(c)
                 for (index, statement) in file.statements.enumerated() {
                     current = statement
                     try run(statement, of: file, index: index)
@@ -307,8 +338,11 @@ public struct Migrator {
                 // The history row is written as the migrating user, whatever role the file switched to.
                 try c.query("reset session authorization")
                 try c.query("reset role")
+                // What the file produced, read in its own transaction: exactly its changes, whatever kind.
+                let changes = before.changes(to: try CatalogSnapshot.read(c))
                 let ms = (MigrationLock.now() - started) * 1000
                 try history.record(file, durationMilliseconds: ms, method: "apply", stewardVersion: options.stewardVersion)
+                try SchemaRecord(connection: c).store(version: file.version, changes: changes, method: "apply")
                 guard c.transactionStatus == .inTransaction else {
                     throw MigrationError.statementFailed(file: file.fileName, location: nil,
                         PostgresError(kind: .server, message: "the transaction ended before the file could be recorded (\(c.transactionStatus))"),
@@ -328,6 +362,7 @@ public struct Migrator {
     private func applyStatementByStatement(_ file: MigrationFile, history: HistoryStore, cli: SupabaseCLIHistory?, options: Options) throws {
         let started = MigrationLock.now()
         try resetSession(options)
+        let before = try CatalogSnapshot.read(connection)
         for (index, statement) in file.statements.enumerated() {
             do {
                 try run(statement, of: file, index: index)
@@ -344,9 +379,10 @@ public struct Migrator {
         let ms = (MigrationLock.now() - started) * 1000
         try resetSession(options)
         do {
-            try connection.transaction { _ in
+            try connection.transaction { c in
                 try cli?.record(file)
                 try history.record(file, durationMilliseconds: ms, method: "apply", stewardVersion: options.stewardVersion)
+                try SchemaRecord(connection: c).store(version: file.version, changes: before.changes(to: try CatalogSnapshot.read(c)), method: "apply")
             }
         } catch let error as PostgresError where error.sqlState == "23505" {
             throw MigrationError.statementFailed(file: file.fileName, location: nil, error,

@@ -1,7 +1,14 @@
+import StewardLog
 import Postgres
 
-/// Checks that the live database still matches the applied migration files; an advisor adds what it knows of the
-/// schema (the Supabase app's weaknesses and opt-in enforcement, from the SupabaseProject module).
+/// Checks that the live database still matches what the applied migration files produced; an advisor adds what it
+/// knows of the schema (the Supabase app's weaknesses and opt-in enforcement, from the SupabaseProject module).
+///
+/// Drift is a change since the files were applied. What each file produced is recorded in its own transaction
+/// (`SchemaRecord`); files applied without that record (by hand, by the Supabase CLI, by an older Steward) get it
+/// once from a shadow database where the files are really applied (`ShadowDatabase`). The live catalog is then
+/// compared with the latest recorded state of every group a file changed (`CatalogDiff`). Nothing is run in the live
+/// database but catalog reads and Steward's own bookkeeping.
 public struct Verifier {
     /// What `verify` found.
     public struct Report: Sendable {
@@ -15,53 +22,106 @@ public struct Verifier {
         public var enforcement: [String] = []
         /// Live rights narrower than the applied files give (a hardening revoke); listed, not a failure.
         public var stricter: [String] = []
-        /// Statements of the applied files that cannot be compared with the live catalog (`file:line: why`);
-        /// information, not differences.
+        /// Applied files whose statements cannot be read (`file:line: why`); information, not differences.
         public var notCompared: [String] = []
+        /// What this run did besides comparing (a record built in a shadow database), one sentence each.
+        public var notes: [String] = []
     }
 
     let connection: Connection
     let source: MigrationSource
     let advisor: (any SchemaAdvisor)?
+    let shadowServer: ConnectionString?
+    let logger: Logger
 
-    public init(connection: Connection, source: MigrationSource, advisor: (any SchemaAdvisor)? = nil) {
+    /// `shadowServer`: where a shadow database may be created when some applied file has no record yet (nil: the
+    /// live database's own server).
+    public init(connection: Connection, source: MigrationSource, advisor: (any SchemaAdvisor)? = nil,
+                shadowServer: ConnectionString? = nil, logger: Logger = .silent) {
         self.connection = connection
         self.source = source
         self.advisor = advisor
+        self.shadowServer = shadowServer
+        self.logger = logger
     }
 
-    /// Compares every applied file with the live catalog (in a rolled-back transaction) and lists every difference.
+    /// Compares the live catalog with what the applied files produced and lists every difference.
     public func verify() throws -> Report {
         var report = Report()
-        let status = MigrationStatus(source: source, history: try HistoryStore(connection: connection).entries())
+        let history = HistoryStore(connection: connection)
+        let status = MigrationStatus(source: source, history: try history.entries())
         report.differences += status.problems
-        // A file that cannot be parsed (it controls its own transaction, say) cannot be compared: said, not drift.
         let applied = status.items.filter { $0.state == .applied }.compactMap { item in
-            source.files.first { $0.version == item.version && $0.isParsed }
+            source.files.first { MigrationSource.sameVersion($0.version, item.version) }
         }
         report.checkedFiles = applied.count
-        // The pending files are compared too (after the applied ones, as migrate would run them): objects they create
-        // that already exist were made outside Steward, and no applied migration accounts for them.
-        let pending = status.pending.filter(\.isParsed)
-        let probe = CatalogProbe(connection: connection)
-        let results = try (try? probe.compare(applied + pending)) ?? probe.compare(applied)
-        for result in results.prefix(applied.count) {
-            report.differences += result.differences.map { "\(result.file.fileName): \($0)" }
-            report.notCompared += result.notCompared
-            report.stricter += result.stricter.map { "\(result.file.fileName): \($0)" }
-            if result.presence == .absent {
-                report.differences += result.missing.map { "\(result.file.fileName): \($0) is missing" }
+        if !applied.isEmpty {
+            try recordMissing(applied, history: history, report: &report)
+            let appliedVersions = Set(applied.map(\.version))
+            let records = try SchemaRecord(connection: connection).all().filter { appliedVersions.contains($0.version) }
+            let findings = CatalogDiff.compare(expected: SchemaRecord.expected(records), live: try CatalogSnapshot.read(connection))
+            for finding in findings {
+                let line = "\(fileName(finding.version)): \(finding.text)"
+                if finding.stricter { report.stricter.append(line) } else { report.differences.append(line) }
             }
         }
-        for result in results.dropFirst(applied.count) where !result.found.isEmpty {
-            report.differences.append("\(result.file.fileName) is not applied, but the database holds its objects, which no applied "
-                + "migration accounts for: \(result.found.joined(separator: ", ")); if they were made from this file, record it "
-                + "with steward migrate --adopt (which lists any difference)")
-        }
+        report.differences += try unrecordedObjects(status.pending)
         if let advisor {
             report.advisories = try advisor.advisories(connection)
             report.enforcement = try advisor.enforcement(connection)
         }
         return report
+    }
+
+    /// Builds, in a shadow database, the record of the applied files that have none, and stores it (under the
+    /// migration lock, so a concurrent `migrate` and this agree on the history).
+    private func recordMissing(_ applied: [MigrationFile], history: HistoryStore, report: inout Report) throws {
+        if try !history.isCurrent() { try history.prepareLocked(logger: logger) }
+        let records = SchemaRecord(connection: connection)
+        let missing = try records.unrecorded()
+        let needed = applied.filter { missing.contains($0.version) }
+        guard !needed.isEmpty else { return }
+        guard applied.allSatisfy(\.isParsed) else {
+            report.notCompared += applied.filter { !$0.isParsed }.map { "\($0.fileName): cannot be read as statements, so it cannot be applied to a shadow database" }
+            return
+        }
+        let build = try ShadowDatabase(live: connection, server: shadowServer ?? connection.target, logger: logger)
+            .build(applied, stewardVersion: "verify")
+        let lock = MigrationLock(connection: connection, logger: logger)
+        try lock.acquire(timeoutSeconds: 60)
+        defer { try? lock.release() }
+        let stillMissing = try records.unrecorded()
+        try connection.transaction { _ in
+            for record in build.records where stillMissing.contains(record.version) && needed.contains(where: { $0.version == record.version }) {
+                try records.store(version: record.version, changes: record.groups, method: "shadow")
+            }
+        }
+        let note = "built the record of \(needed.count) applied file(s) that had none (\(needed.map(\.fileName).joined(separator: ", "))) "
+            + "by applying the files to a shadow database (\(Int(build.milliseconds.rounded())) ms); later verifies use it"
+        report.notes.append(note)
+        logger.info("recorded what applied files produce, from a shadow database", [("files", String(needed.count)),
+                                                                                    ("duration_ms", String(Int(build.milliseconds.rounded())))])
+    }
+
+    /// Pending files whose tables already exist: made outside Steward, and no applied migration accounts for them.
+    private func unrecordedObjects(_ pending: [MigrationFile]) throws -> [String] {
+        var lines: [String] = []
+        for file in pending where file.isParsed {
+            var found: [String] = []
+            for statement in file.statements {
+                guard case .createTable(let name) = StatementShape(statement) else { continue }
+                let qualified = try SQLIdentifier(name.schema ?? "public", name.object).quoted
+                if try connection.query("select to_regclass($1) is not null", [qualified]).scalar(Bool.self) { found.append("table \(name.text)") }
+            }
+            if !found.isEmpty {
+                lines.append("\(file.fileName) is not applied, but the database holds its objects, which no applied migration accounts for: "
+                    + found.joined(separator: ", ") + "; if they were made from this file, record it with steward migrate --adopt (which lists any difference)")
+            }
+        }
+        return lines
+    }
+
+    private func fileName(_ version: String) -> String {
+        source.files.first { MigrationSource.sameVersion($0.version, version) }?.fileName ?? version
     }
 }

@@ -76,6 +76,16 @@ public struct ConnectionString: Sendable, CustomStringConvertible {
         return try ConnectionString(text)
     }
 
+    /// The same server, user and options with another database (a shadow database beside the project's); a
+    /// conninfo string of the parameters libpq read, so a URL's query options and a password file's password carry over.
+    public func with(database: String) throws -> ConnectionString {
+        var words = parameters
+        words["dbname"] = database
+        return try ConnectionString(words.keys.sorted().map { key in
+            "\(key)='" + words[key]!.replacing("\\", with: "\\\\").replacing("'", with: "\\'") + "'"
+        }.joined(separator: " "))
+    }
+
     public var host: String { parameters["host"] ?? parameters["hostaddr"] ?? "localhost" }
     public var port: Int? { parameters["port"].flatMap { Int($0) } }
     public var user: String? { parameters["user"] }

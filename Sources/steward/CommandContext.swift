@@ -84,6 +84,15 @@ struct CommandContext {
         return target
     }
 
+    /// Where a shadow database may be created: `--shadow-url`, then `[verify] shadow_url`; nil for the project's own server.
+    func shadowServer() throws -> ConnectionString? {
+        guard let url = arguments.value("shadow-url") ?? config.verifyShadowURL else { return nil }
+        do { return try ConnectionString(url) }
+        catch let error as PostgresError {
+            throw ConfigError(file: config.sourceFile ?? "(flags and environment)", key: "[verify] shadow_url", message: error.message)
+        }
+    }
+
     /// Opens a connection to the configured database.
     func connect() throws -> Connection {
         let target = try connectionTarget()

@@ -34,10 +34,11 @@ enum MigrateCommand: BlockingStewardCommand {
         """,
         options: CommandSpec.Option.databaseOptions + [
             .init("dry-run", help: "Print the files and statements that would run; change nothing."),
-            .init("adopt", help: "Record files whose objects already exist exactly as the files create them."),
+            .init("adopt", help: "Record files whose objects already exist exactly as the files create them (checked in a shadow database)."),
             .init("allow-out-of-order", help: "Apply pending files older than the newest applied one."),
             .init("allow-missing", help: "Go on when applied migrations have no file any more."),
             .init("lock-wait", value: "SECONDS", help: "How long to wait for another migrator's lock (default 60)."),
+            .shadowURL,
         ])
 
     static func run(_ context: CommandContext) throws -> ExitCode { try runBlocking(context) }
@@ -59,6 +60,7 @@ enum MigrateCommand: BlockingStewardCommand {
         options.statementTimeout = context.config.statementTimeout
         options.stewardVersion = Steward.version
         options.supabaseHistory = SupabaseHistoryMode(rawValue: context.config.supabaseHistory) ?? .auto
+        options.shadowServer = try context.shadowServer()
 
         let source = try context.migrationSource(deferParsing: true)
         let connection = try Self.connecting(source) { try context.connect() }

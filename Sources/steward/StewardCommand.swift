@@ -24,4 +24,8 @@ extension CommandSpec.Option {
         .init("log-level", value: "LEVEL", help: "debug, info, notice, warning or error (default info)."),
         .init("log-format", value: "FORMAT", help: "text or json (log lines on standard error)."),
     ]
+
+    /// Where `verify` and `migrate --adopt` create their shadow database.
+    static let shadowURL = CommandSpec.Option("shadow-url", value: "URL",
+        help: "Server for the scratch shadow database that rebuilds what the files produce (default [verify] shadow_url, then the project's own server).")
 }

@@ -10,23 +10,28 @@ enum VerifyCommand: StewardCommand {
         name: "verify",
         abstract: "Check the live database still matches the applied migrations.",
         discussion: """
-        Compares every applied file's objects with the live catalog: row level security on, policies present
-        with the same command, roles and expressions, functions (SECURITY DEFINER, search_path, body), triggers
-        present and enabled, grants, buckets present and private. Lists every difference and exits 2 if there is
-        one. Rights narrower than the files give (a hardening revoke) are listed as stricter than the migrations,
-        exit 0; wider ones are differences. Objects of files not yet applied that already exist (pasted by hand)
-        are a difference too, pointing at migrate --adopt. Also reports the quickstart's known weaknesses (anonymous uploads, case-sensitive usernames, no
-        ON DELETE CASCADE) as advice, without failing. The check runs in a transaction that is rolled back. A file
-        migrate refuses as it is (one that controls its own transaction) is listed as not compared, not a failure.
+        Drift is a change since the files were applied. migrate records, in each file's own transaction, the
+        catalog state of everything the file created or changed (tables, columns, constraints, indexes, views,
+        sequences, types, functions and procedures, triggers, row level security, policies, grants, default
+        privileges, comments, extensions, publications, buckets); verify compares the live catalog with the latest
+        recorded state of each and lists every difference, exit 2. Rights narrower than the files give (a
+        hardening revoke) are listed as stricter than the migrations, exit 0. Data statements are not schema and
+        never drift. Files applied without a record (by hand, by the Supabase CLI, by an older Steward) are first
+        applied to a scratch shadow database on the same server (or --shadow-url), once; the result is recorded.
+        Nothing runs in the live database but catalog reads and Steward's own bookkeeping. Tables of files not yet
+        applied that already exist (pasted by hand) are a difference, pointing at migrate --adopt. Also reports
+        the quickstart's known weaknesses as advice, without failing. A file migrate refuses as it is (one that
+        controls its own transaction) is listed as not compared, not a failure.
         """,
-        options: CommandSpec.Option.databaseOptions)
+        options: CommandSpec.Option.databaseOptions + [.shadowURL])
 
     static func run(_ context: CommandContext) throws -> ExitCode {
         // A file migrate would refuse is shown, not a reason to refuse the whole check.
         let (source, invalid) = try context.migrationSource(deferParsing: true).parsedWhereValid()
         let connection = try context.connect()
         try connection.requireSessionState()
-        var report = try Verifier(connection: connection, source: source, advisor: SupabaseAdvisor()).verify()
+        var report = try Verifier(connection: connection, source: source, advisor: SupabaseAdvisor(), shadowServer: try context.shadowServer(),
+                                  logger: context.logger.named("verify")).verify()
         // Drift between Steward's history and the Supabase CLI's, which the CLI itself cannot see.
         var options = Migrator.Options()
         options.supabaseHistory = SupabaseHistoryMode(rawValue: context.config.supabaseHistory) ?? .auto
@@ -40,12 +45,14 @@ enum VerifyCommand: StewardCommand {
                 ("advisories", .strings(report.advisories)),
                 ("enforcement", .strings(report.enforcement)),
                 ("not_compared", .strings(invalid + report.notCompared)),
+                ("notes", .strings(report.notes)),
             ]).rendered)
         } else {
             var text = report.differences.isEmpty
                 ? "ok: the database matches the \(report.checkedFiles) applied migration(s)\n"
                 : "\(report.differences.count) difference(s) between the database and the applied migrations:\n"
                     + report.differences.map { "  - \($0)\n" }.joined()
+            for note in report.notes { text += "note: \(note)\n" }
             if !report.stricter.isEmpty {
                 text += "\nstricter than the migrations (rights narrowed since, not a failure):\n" + report.stricter.map { "  - \($0)\n" }.joined()
             }

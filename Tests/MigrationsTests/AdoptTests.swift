@@ -23,9 +23,9 @@ struct AdoptTests {
             #expect(try scalar(db, "select count(*) from steward.schema_migrations where method = 'adopt'", as: Int.self) == 5)
             let verify = try Verifier(connection: db.connect(), source: MigrationSource(directory: TestEnvironment.migrationsDirectory)).verify()
             #expect(verify.differences.isEmpty, "\(verify.differences)")
-            // The probe's objects never outlive the check.
-            #expect(try scalar(db, "select count(*) from pg_class where relname like 'steward_probe%'", as: Int.self) == 0)
-            #expect(try scalar(db, "select count(*) from pg_proc where proname like 'steward_probe%'", as: Int.self) == 0)
+            // What the shadow learned is recorded for every adopted file; the shadow itself is gone.
+            #expect(try scalar(db, "select count(*) from steward.schema_migrations where catalog_recorded = 'shadow'", as: Int.self) == 5)
+            #expect(try scalar(db, "select count(*) from pg_database where datname like 'steward_shadow%'", as: Int.self) == 0)
         }
     }
 
@@ -41,17 +41,20 @@ struct AdoptTests {
 
     @Test("each older quickstart variant is refused with every difference listed, and nothing is recorded",
           arguments: [
-            (QuickstartVariant.narrowedSelect, ["0005_avatars_policies.sql: policy \"Avatar images are publicly accessible.\" on storage.objects: USING differs"]),
+            (QuickstartVariant.narrowedSelect, ["0005_avatars_policies.sql: table storage.objects policies: \"Avatar images are publicly accessible.\" differs: live as permissive for select to public using (((bucket_id = 'avatars'::text) AND"]),
             (QuickstartVariant.older, [
-                "0001_profiles_table.sql: table profiles: grant to anon is missing (files: SELECT)",
-                "0001_profiles_table.sql: table profiles: grant to authenticated is missing (files: INSERT, SELECT, UPDATE)",
-                "0002_profiles_rls.sql: policy \"Users can insert their own profile.\" on profiles: WITH CHECK differs: live (auth.uid() = id), files (( SELECT auth.uid() AS uid) = id)",
-                "0002_profiles_rls.sql: policy \"Users can update own profile.\" on profiles: USING differs",
-                "0003_handle_new_user.sql: function public.handle_new_user(): settings (search_path …) differs: live (none), files search_path=\"\"",
+                "0001_profiles_table.sql: table public.profiles grants: anon SELECT is revoked (the files grant it)",
+                "0001_profiles_table.sql: table public.profiles grants: authenticated INSERT is revoked (the files grant it)",
+                "0001_profiles_table.sql: table public.profiles grants: authenticated SELECT is revoked (the files grant it)",
+                "0001_profiles_table.sql: table public.profiles grants: authenticated UPDATE is revoked (the files grant it)",
+                "0002_profiles_rls.sql: table public.profiles policies: \"Users can insert their own profile.\" differs: live as permissive for insert to public with check ((auth.uid() = id)), files as permissive for insert to public with check ((( SELECT auth.uid() AS uid) = id))",
+                "0002_profiles_rls.sql: table public.profiles policies: \"Users can update own profile.\" differs: live as permissive for update to public using ((auth.uid() = id))",
+                "0003_handle_new_user.sql: function public.handle_new_user(): definition differs: live has nothing else; the files have `SET search_path TO ''`",
             ]),
             (QuickstartVariant.dashboardTemplate, [
-                "0001_profiles_table.sql: table profiles: constraint profiles_id_fkey differs: live FOREIGN KEY (id) REFERENCES auth.users(id) ON DELETE CASCADE, files FOREIGN KEY (id) REFERENCES auth.users(id)",
-                "0005_avatars_policies.sql: policy \"Anyone can update their own avatar.\" on storage.objects is missing",
+                "0001_profiles_table.sql: table public.profiles constraints: FOREIGN KEY (id) REFERENCES auth.users(id) is missing",
+                "0001_profiles_table.sql: table public.profiles constraints: extra FOREIGN KEY (id) REFERENCES auth.users(id) ON DELETE CASCADE that the files do not create",
+                "0005_avatars_policies.sql: table storage.objects policies: \"Anyone can update their own avatar.\" is missing",
             ]),
           ])
     func refusesVariants(variant: QuickstartVariant, expected: [String]) throws {
@@ -94,11 +97,11 @@ struct AdoptTests {
             try db.connectAsAdmin().execute("alter table auth.users disable trigger on_auth_user_created")
             let report = try Verifier(connection: db.connect(), source: source, advisor: SupabaseAdvisor()).verify()
             let text = report.differences.joined(separator: "\n")
-            #expect(text.contains("0002_profiles_rls.sql: policy \"Users can update own profile.\" on profiles is missing"))
-            #expect(text.contains("policy \"Avatar images are publicly accessible.\" on storage.objects: USING differs: live true"))
-            #expect(text.contains("bucket avatars: public is true, files say false"))
-            #expect(text.contains("row level security is OFF"))
-            #expect(text.contains("trigger on_auth_user_created on auth.users is DISABLED"))
+            #expect(text.contains("0002_profiles_rls.sql: table public.profiles policies: \"Users can update own profile.\" is missing"))
+            #expect(text.contains("0005_avatars_policies.sql: table storage.objects policies: \"Avatar images are publicly accessible.\" differs: live as permissive for select to public using (true)"))
+            #expect(text.contains("0004_avatars_bucket.sql: bucket avatars: public differs: live true, files false"))
+            #expect(text.contains("0002_profiles_rls.sql: table public.profiles: row level security differs: live disabled, files enabled"))
+            #expect(text.contains("0003_handle_new_user.sql: table auth.users triggers: on_auth_user_created differs: live CREATE TRIGGER on_auth_user_created AFTER INSERT ON auth.users FOR EACH ROW EXECUTE FUNCTION handle_new_user() (DISABLED)"))
             #expect(report.differences.count == 5, "\(report.differences)")
             // The three weaknesses of the quickstart schema, and the Security Advisor's SECURITY DEFINER finding.
             #expect(report.advisories.count == 4, "\(report.advisories)")
@@ -115,8 +118,11 @@ struct AdoptTests {
                 begin insert into public.profiles (id) values (new.id); return new; end; $$ language plpgsql security invoker;
                 """)
             let report = try Verifier(connection: db.connect(), source: MigrationSource(directory: TestEnvironment.migrationsDirectory)).verify()
-            #expect(report.differences.contains { $0.contains("SECURITY DEFINER differs: live no, files yes") })
-            #expect(report.differences.contains { $0.contains("body differs") })
+            let line = try #require(report.differences.first, "\(report.differences)")
+            #expect(report.differences.count == 1, "\(report.differences)")
+            #expect(line.hasPrefix("0003_handle_new_user.sql: function public.handle_new_user(): definition differs: live has "), "\(line)")
+            #expect(line.contains("the files have `SECURITY DEFINER`"), "\(line)")
+            #expect(line.contains("insert into public.profiles (id) values (new.id)"), "\(line)")
         }
     }
 
@@ -136,7 +142,7 @@ struct AdoptTests {
             try db.connect().execute("create or replace function public.greeting(who text, times int) returns text language sql immutable as $$ select 'changed' $$")
             let changed = try Verifier(connection: db.connect(), source: MigrationSource(directory: folder)).verify()
             #expect(changed.differences.count == 1, "\(changed.differences)")
-            #expect(changed.differences.first?.hasPrefix("0002_greeting_hello.sql: function public.greeting(text, integer): body differs") == true,
+            #expect(changed.differences.first?.hasPrefix("0002_greeting_hello.sql: function public.greeting(who text, times integer): definition differs: live has `AS $function$ select 'changed' $function$`") == true,
                     "\(changed.differences)")
         }
     }

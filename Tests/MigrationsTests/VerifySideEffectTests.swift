@@ -3,10 +3,11 @@ import Postgres
 import Testing
 import TestSupport
 
-/// `verify` and `--adopt` replay applied files inside a transaction they roll back; a statement whose effect does not
-/// roll back (setval, nextval, a function that writes) must not run there. Every effect in every place the probe
-/// evaluates, through the real binary, with the database's marker sequence and effect table checked after each.
-@Suite("verify and adopt: nothing a replayed file evaluates outlives the rollback")
+/// `verify` reads the live catalog and `--adopt` applies the files to a shadow database: neither may run anything of
+/// the files in the live one (setval, nextval, a function that writes, an IMMUTABLE function an index predicate
+/// folds at plan time). Every effect in every place a statement evaluates it, through the real binary, with the
+/// database's marker sequence, effect table and catalog checked after each.
+@Suite("verify and adopt change nothing in the live database")
 struct VerifySideEffectTests {
     static let effects = ["setval('public.marker', 999)", "nextval('public.marker')", "public.touch()", "(select public.touch())"]
     /// Where the probe evaluates an expression; `EFFECT` stands for it.
@@ -16,6 +17,9 @@ struct VerifySideEffectTests {
         ("a CREATE TABLE AS … WITH NO DATA query", "create table public.snapshot as select EFFECT as v with no data;\n"),
         ("bucket insert values", "insert into storage.buckets (id, name, public) values ('docs', 'docs', EFFECT is null);\n"),
         ("a partition bound", "create table public.events_1 partition of public.events for values in (EFFECT);\n"),
+        ("an index predicate through an IMMUTABLE function",
+         "create function public.next_audit() returns bigint language sql immutable as $$ select EFFECT $$;\n"
+         + "create table public.audit (a int);\ncreate index on public.audit (a) where public.next_audit() > 0;\n"),
     ]
     static let setup = """
         create sequence public.marker;
@@ -26,9 +30,12 @@ struct VerifySideEffectTests {
 
         """
 
+    /// The marker sequence, the effect table's rows, and a digest of the app's catalog (every object outside
+    /// Steward's schema, with its definition).
     func observed(_ db: TestDatabase) throws -> String {
-        let row = try db.connect().query("select (select last_value from public.marker)::text || '/' || (select count(*) from public.effect)::text").rows[0]
-        return try row.decode(String.self, at: 0)
+        let c = try db.connect()
+        let row = try c.query("select (select last_value from public.marker)::text || '/' || (select count(*) from public.effect)::text").rows[0]
+        return try row.decode(String.self, at: 0) + " " + (try CatalogDigest.of(c))
     }
 
     func reset(_ db: TestDatabase) throws {
@@ -55,7 +62,7 @@ struct VerifySideEffectTests {
                     #expect(try observed(db) == before, "verify ran \(effect) in \(place): \(verify.output.suffix(600))")
 
                     // As if the same files had been pasted by hand: no history, every object there; then adopted
-                    // (the sequence cannot be compared, so adopt refuses, but only after probing every file).
+                    // (the files are applied to a shadow database, never here).
                     try db.connect().execute("drop schema steward cascade")
                     try reset(db)
                     let adoptBefore = try observed(db)
@@ -71,8 +78,8 @@ struct VerifySideEffectTests {
         #expect(leaked.isEmpty, "\(leaked)")
     }
 
-    @Test("CREATE TABLE AS … WITH DATA cannot be compared without running its query: reported as not compared, not run")
-    func withDataIsReported() throws {
+    @Test("CREATE TABLE AS … WITH DATA is compared by what it made, without running its query; dropping its table is drift")
+    func withDataIsCompared() throws {
         try withTestDatabase { db in
             let folder = try MigrationFolder.withProjectFiles([
                 "0006_setup.sql": Self.setup,
@@ -81,11 +88,15 @@ struct VerifySideEffectTests {
             defer { folder.delete() }
             #expect(try StewardProcess.run(["migrate", "--database-url", db.url, "--migrations", folder.path]).exitCode == 0)
             try reset(db)
+            let before = try observed(db)
             let verify = try StewardProcess.run(["verify", "--database-url", db.url, "--migrations", folder.path])
-            // Information, not drift: nothing changed since the file was applied.
             #expect(verify.exitCode == 0, "\(verify.output)")
-            #expect(verify.output.contains("not compared") && verify.output.contains("0007_effect.sql:1:1: CREATE TABLE … AS … WITH DATA cannot be compared"), "\(verify.output)")
-            #expect(try observed(db) == "5/0")
+            #expect(verify.stdout.contains("ok: the database matches the 7 applied migration(s)"), "\(verify.output)")
+            #expect(try observed(db) == before)
+            try db.connect().execute("drop table public.snapshot")
+            let dropped = try StewardProcess.run(["verify", "--database-url", db.url, "--migrations", folder.path])
+            #expect(dropped.exitCode == 2, "\(dropped.output)")
+            #expect(dropped.stdout.contains("0007_effect.sql: table public.snapshot is missing"), "\(dropped.output)")
         }
     }
 }

@@ -118,7 +118,7 @@ struct CommandLineTests {
             try db.connect().execute(#"drop policy "Anyone can upload an avatar." on storage.objects"#)
             let verify = try StewardProcess.run(["verify"] + args)
             #expect(verify.exitCode == 2)
-            #expect(verify.stdout.contains(#"policy "Anyone can upload an avatar." on storage.objects is missing"#))
+            #expect(verify.stdout.contains(#"0005_avatars_policies.sql: table storage.objects policies: "Anyone can upload an avatar." is missing"#), "\(verify.output)")
             try folder.write("0001_profiles_table.sql", try folder.read("0001_profiles_table.sql").replacing("username text unique", with: "username citext unique"))
             let status = try StewardProcess.run(["status"] + args)
             #expect(status.exitCode == 2)
@@ -175,8 +175,8 @@ struct CommandLineTests {
         }
     }
 
-    @Test("statements verify cannot compare (an enum, a view) are information with file:line, not drift; adopt still refuses them")
-    func uncomparedIsInformation() throws {
+    @Test("an enum and a view (once \"not compared\") are compared: clean after migrate, a new label is drift, and adopt records them")
+    func enumAndViewCompared() throws {
         try withTestDatabase { db in
             let folder = try MigrationFolder(files: [
                 "0001_mood.sql": "create type public.mood as enum ('a', 'b');\ncreate view public.moods as select 'a'::public.mood as m;\n",
@@ -185,13 +185,18 @@ struct CommandLineTests {
             let args = ["--database-url", db.url, "--migrations", folder.path]
             #expect(try StewardProcess.run(["migrate"] + args).exitCode == 0)
             let verify = try StewardProcess.run(["verify"] + args)
-            #expect(verify.exitCode == 0, "\(verify.output)")
-            #expect(verify.stdout.contains("not compared") && verify.stdout.contains("0001_mood.sql:1"), "\(verify.stdout)")
-            // By hand into another database: adopt cannot vouch for what it cannot compare.
+            #expect(verify.exitCode == 0 && verify.stdout.contains("ok: the database matches the 1 applied migration(s)"), "\(verify.output)")
+            try db.connect().execute("alter type public.mood add value 'c'")
+            let drift = try StewardProcess.run(["verify"] + args)
+            #expect(drift.exitCode == 2, "\(drift.output)")
+            #expect(drift.stdout.contains("0001_mood.sql: type public.mood: definition differs: live enum ('a', 'b', 'c'), files enum ('a', 'b')"), "\(drift.stdout)")
+            // By hand into another database: adopt applies the file to a shadow database and finds the same objects.
             try withTestDatabase { other in
                 try other.connect().execute("create type public.mood as enum ('a', 'b'); create view public.moods as select 'a'::public.mood as m;")
                 let adopt = try StewardProcess.run(["migrate", "--adopt", "--database-url", other.url, "--migrations", folder.path])
-                #expect(adopt.exitCode != 0 && adopt.output.contains("cannot be compared"), "\(adopt.output)")
+                #expect(adopt.exitCode == 0 && adopt.stdout.contains("adopted  0001_mood.sql"), "\(adopt.output)")
+                let clean = try StewardProcess.run(["verify", "--database-url", other.url, "--migrations", folder.path])
+                #expect(clean.exitCode == 0, "\(clean.output)")
             }
         }
     }
