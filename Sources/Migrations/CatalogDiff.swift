@@ -19,11 +19,13 @@ struct CatalogDiff {
             if want.members == have { continue }
             let privileges = CatalogSnapshot.isPrivilegeGroup(group)
             func add(_ text: String, stricter: Bool = false) { findings.append(Finding(version: want.version, text: text, stricter: stricter)) }
-            if want.members.isEmpty && !privileges {
+            // An object's own group gone or back is one line; an aspect (its policies, columns …) is listed key by key.
+            let aspect = aspectSuffixes.contains { group.hasSuffix($0) }
+            if want.members.isEmpty && !privileges && !aspect {
                 add("\(group) exists, but the files remove it")
                 continue
             }
-            if have.isEmpty && !privileges {
+            if have.isEmpty && !privileges && !aspect {
                 add("\(group) is missing")
                 continue
             }
@@ -46,6 +48,9 @@ struct CatalogDiff {
         }
         return findings
     }
+
+    /// The endings of groups that hold an aspect of an object (see `CatalogSnapshot.query`).
+    static let aspectSuffixes = [" columns", " constraints", " indexes", " triggers", " policies", " tables"]
 
     /// A definition on one line, cut at `limit` characters.
     static func short(_ text: String, limit: Int = 160) -> String {

@@ -21,6 +21,18 @@ public struct CatalogSnapshot: Sendable, Equatable {
 
     /// Reads the whole snapshot in one round trip (two statements), inside the caller's transaction if there is one.
     public static func read(_ connection: Connection) throws -> CatalogSnapshot {
+        // The deparsers print a name without its schema when the search_path finds it, and constants in the
+        // session's time zone and date style: read under fixed settings, so what a file's `set search_path = ''`
+        // or a server's default changes is not a difference. Local to a transaction when inside one (a file's), and
+        // put back afterwards either way, so the file's own statements run as it set them.
+        let local = connection.transactionStatus == .inTransaction
+        let saved = try connection.query(PostgresQuery(unsafeSQL: "select " + fixedSettings.map { "current_setting('\($0.0)')" }.joined(separator: ", "))).rows[0]
+        let previous = try fixedSettings.indices.map { try saved.decode(String.self, at: $0) }
+        try connection.query(PostgresQuery(unsafeSQL: "select " + fixedSettings.map { "set_config('\($0.0)', '\($0.1)', \(local))" }.joined(separator: ", ")))
+        defer {
+            let names = fixedSettings.map(\.0)
+            _ = try? connection.query("select set_config(name, value, $3) from unnest($1::text[], $2::text[]) as s(name, value)", [names, previous, local])
+        }
         var snapshot = CatalogSnapshot()
         for row in try connection.query(query).rows {
             let group = try row.decode(String.self, at: 0)
@@ -36,13 +48,38 @@ public struct CatalogSnapshot: Sendable, Equatable {
         return snapshot
     }
 
+    /// The settings the catalog is read under (see `read`).
+    static let fixedSettings: [(String, String)] = [
+        ("search_path", "pg_catalog"), ("TimeZone", "UTC"), ("DateStyle", "ISO, MDY"), ("IntervalStyle", "postgres"),
+        ("extra_float_digits", "1"), ("quote_all_identifiers", "off"), ("bytea_output", "hex"),
+    ]
+
     /// The groups whose members differ between `self` (before) and `after`, each with its whole state after (an
     /// empty dictionary for a group that is gone): what one file produced.
+    ///
+    /// An object the file creates is recorded whole, its empty aspects too (no grants, no policies yet), so a right
+    /// or policy added by hand later is a difference; an object that was there before (a platform table a file adds
+    /// a policy to) is recorded only in the aspects the file changed.
     public func changes(to after: CatalogSnapshot) -> [String: [String: String]] {
         var changed: [String: [String: String]] = [:]
         for (group, members) in after.groups where groups[group] != members { changed[group] = members }
         for group in groups.keys where after.groups[group] == nil { changed[group] = [:] }
+        for root in changed.keys where groups[root] == nil && after.groups[root] != nil {
+            for aspect in Self.aspects(of: root) where changed[root + aspect] == nil { changed[root + aspect] = after.groups[root + aspect] ?? [:] }
+        }
         return changed
+    }
+
+    /// The aspect groups an object's own group has (`table public.t` → `table public.t policies`, …).
+    static func aspects(of root: String) -> [String] {
+        if root.hasPrefix("table ") || root.hasPrefix("view ") || root.hasPrefix("materialized view ") || root.hasPrefix("foreign table ") {
+            return [" columns", " constraints", " indexes", " triggers", " policies", " grants"]
+        }
+        if root.hasPrefix("sequence ") || root.hasPrefix("function ") || root.hasPrefix("procedure ") || root.hasPrefix("schema ") {
+            return [" grants"]
+        }
+        if root.hasPrefix("publication ") { return [" tables"] }
+        return []
     }
 
     /// True for groups whose members are rights: a right the files give that the live database lacks is a hardening

@@ -153,9 +153,11 @@ public struct Migrator {
                     try history.record(file, durationMilliseconds: 0, method: "adopt", stewardVersion: options.stewardVersion)
                 }
                 // What the shadow learned is kept for every file that had no record, so later verifies are exact.
-                let unrecorded = try records.unrecorded()
-                for record in build?.records ?? [] where unrecorded.contains(record.version) {
-                    try records.store(version: record.version, changes: record.groups, method: "shadow")
+                if let build {
+                    let unrecorded = try records.unrecorded()
+                    for file in status.items.filter({ $0.state == .applied }).map(\.version) + adoptable.map(\.version) where unrecorded.contains(file) {
+                        try records.store(version: file, changes: build.groups(of: file), method: "shadow")
+                    }
                 }
             }
             for file in adoptable { logger.info("adopted", [("file", file.fileName)]) }

@@ -20,6 +20,11 @@ struct ShadowDatabase {
         /// Platform objects that could not be copied (`what: why`); named when a file then fails.
         let copyFailures: [String]
         let milliseconds: Double
+
+        /// What `version` produced (nothing for a file that changed no schema).
+        func groups(of version: String) -> [String: [String: String]] {
+            records.first { MigrationSource.sameVersion($0.version, version) }?.groups ?? [:]
+        }
     }
 
     let live: Connection
@@ -50,7 +55,8 @@ struct ShadowDatabase {
             }
         }
         let shadow = try Connection(try server.with(database: name))
-        let failures = try copyPlatform(into: shadow, files: files)
+        var failures = try copyPlatform(into: shadow, files: files)
+        failures += try undoDefaultPrivileges(in: shadow, files: files)
         let base = try CatalogSnapshot.read(shadow)
         var options = Migrator.Options()
         options.supabaseHistory = .off
@@ -89,6 +95,48 @@ struct ShadowDatabase {
         }
         try shadow.query("reset check_function_bodies")
         return failures
+    }
+
+    /// Puts the copied default privileges back to what they were before the files: the live database's are what the
+    /// files left, and an object a file creates takes the rights of its moment (a later `alter default privileges …
+    /// revoke execute on functions from anon` does not reach the functions made before it). Each `alter default
+    /// privileges` statement of the files is undone, last first (a grant revoked, a revoke granted), which is exact
+    /// whenever each statement changed something when it ran.
+    func undoDefaultPrivileges(in shadow: Connection, files: [MigrationFile]) throws -> [String] {
+        var failures: [String] = []
+        for (file, statement) in files.flatMap({ file in file.statements.map { (file, $0) } }).reversed() {
+            guard let inverse = Self.inverseDefaultPrivileges(statement) else { continue }
+            do {
+                try shadow.query(unsafeSQL: inverse)
+            } catch let error as PostgresError {
+                failures.append("undoing \(file.fileName)'s alter default privileges: \(error.message)")
+            }
+        }
+        return failures
+    }
+
+    /// `alter default privileges … grant P on T to G` as `… revoke P on T from G` and the other way round; nil for
+    /// any other statement.
+    static func inverseDefaultPrivileges(_ statement: SQLStatement) -> String? {
+        let t = statement.significant
+        guard t.count > 6, t[0].keyword == "alter", t[1].keyword == "default", t[2].keyword == "privileges",
+              let verb = t.firstIndex(where: { $0.keyword == "grant" || $0.keyword == "revoke" }) else { return nil }
+        let granting = t[verb].keyword == "grant"
+        var from = verb + 1
+        // `revoke grant option for P …` only takes the grant option: its inverse grants P with it.
+        let optionOnly = !granting && t.count > verb + 3 && t[verb + 1].keyword == "grant" && t[verb + 2].keyword == "option" && t[verb + 3].keyword == "for"
+        if optionOnly { from = verb + 4 }
+        guard let target = t[from...].firstIndex(where: { $0.keyword == (granting ? "to" : "from") }) else { return nil }
+        let prefix = t[..<verb].map(\.text).joined(separator: " ")
+        let privileges = t[from..<target].map(\.text).joined(separator: " ")
+        var end = t.count
+        if let option = t[target...].firstIndex(where: { $0.keyword == "with" || $0.keyword == "cascade" || $0.keyword == "restrict" || $0.text == ";" }) {
+            end = option
+        }
+        let grantees = t[(target + 1)..<end].map(\.text).joined(separator: " ")
+        return granting
+            ? "\(prefix) revoke \(privileges) from \(grantees)"
+            : "\(prefix) grant \(privileges) to \(grantees)" + (optionOnly ? " with grant option" : "")
     }
 
     /// What the files create by name, so the copy leaves it to them: schemas, and `kind name` for tables, functions,

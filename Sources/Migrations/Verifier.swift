@@ -92,8 +92,9 @@ public struct Verifier {
         defer { try? lock.release() }
         let stillMissing = try records.unrecorded()
         try connection.transaction { _ in
-            for record in build.records where stillMissing.contains(record.version) && needed.contains(where: { $0.version == record.version }) {
-                try records.store(version: record.version, changes: record.groups, method: "shadow")
+            // A file that changed no schema (data only) is recorded too, with no groups.
+            for file in needed where stillMissing.contains(file.version) {
+                try records.store(version: file.version, changes: build.groups(of: file.version), method: "shadow")
             }
         }
         let note = "built the record of \(needed.count) applied file(s) that had none (\(needed.map(\.fileName).joined(separator: ", "))) "

@@ -1,0 +1,1 @@
+alter type public.subscription_status add value if not exists 'paused';
