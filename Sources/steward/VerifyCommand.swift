@@ -60,7 +60,7 @@ enum VerifyCommand: StewardCommand {
                 text += "\nnot compared (migrate refuses these files as they are):\n" + invalid.map { "  - \(LogText.escaped($0))\n" }.joined()
             }
             if !report.notCompared.isEmpty {
-                text += "\nnot compared (information: what these statements made is not checked):\n"
+                text += "\nnot compared (information, not drift):\n"
                     + report.notCompared.map { "  - \(LogText.escaped($0))\n" }.joined()
             }
             if !report.advisories.isEmpty {
