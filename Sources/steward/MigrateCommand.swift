@@ -11,14 +11,17 @@ enum MigrateCommand: BlockingStewardCommand {
         abstract: "Apply pending migrations (or show the plan with --dry-run).",
         discussion: """
         Each file runs in its own transaction together with its history row in steward.schema_migrations:
-        a failing file leaves nothing behind. Files starting with "-- steward:no-transaction" run statement by
+        a failing file leaves nothing behind; what the file produced in the catalog is recorded in the same
+        transaction (steward.schema_record), for verify. Files starting with "-- steward:no-transaction" run statement by
         statement (CREATE INDEX CONCURRENTLY …). A session advisory lock keeps concurrent runs apart; a killed
         run releases it. Applied files that changed are refused (whitespace- or comment-only changes are accepted
         with a warning); pending files older than the newest applied one are refused unless --allow-out-of-order.
 
-        --adopt brings a database where the quickstart SQL was pasted by hand under migrations: each file's
-        objects are compared with the live catalog (columns, constraints, grants, RLS, policies, functions,
-        triggers, buckets); matching files are recorded as applied, and any difference is listed and refused.
+        --adopt brings a database where the files were applied by hand (the SQL editor, psql) under migrations:
+        the files are applied to a scratch shadow database (on the same server, or --shadow-url / [verify]
+        shadow_url), and what they produce there is compared with the live catalog; the leading files whose
+        objects exist and match are recorded as applied, with what they produced; any difference is listed and
+        nothing is recorded. Nothing of the files runs in the live database.
 
         Examples:
           steward migrate --dry-run

@@ -73,7 +73,7 @@ struct VerifySideEffectTests {
                 }
             }
         }
-        FaultLedger.record("verify and adopt: effects of replayed statements", runs: cases * 3, faults: 0, objectsChecked: cases * 2,
+        FaultLedger.record("verify and adopt: effects of the files in the live database", runs: cases * 3, faults: 0, objectsChecked: cases * 2,
                            losses: leaked.count, cases: cases)
         #expect(leaked.isEmpty, "\(leaked)")
     }
