@@ -8,18 +8,20 @@
 #   bench/run.sh usernames   username-check over 100k, 1M and 10M profiles against the bare SQL (about 20 minutes)
 #   bench/run.sh orphans     orphan-avatars over 100k, 1M and 3M objects through the emulator (about 15 minutes)
 #   bench/run.sh legacy      import-legacy-users over 10k and 200k legacy users: time and peak RSS (a minute or two)
+#   bench/run.sh verify      steward verify (recorded state, and with no record: the shadow database) beside steward migrate
+#                            of the same 25 files and the server's CREATE/DROP DATABASE (a minute or two)
 #
 # Environment: STEWARD_PG_PORT / STEWARD_PG_DIR (the local cluster), BENCH_SIZES (e.g. 100000,1000000: the sizes
-# of the usernames, orphans and legacy runs), BENCH_RUNS (username-check runs a size), BENCH_EMULATOR_PORT, BENCH_KEEP_DB=1
-# (keep the orphan databases for the next run), BENCH_ONLY=control (the daemon bench's control socket part only).
+# of the usernames, orphans and legacy runs), BENCH_RUNS (username-check runs a size; verify rounds), BENCH_EMULATOR_PORT,
+# BENCH_KEEP_DB=1 (keep the orphan databases for the next run), BENCH_ONLY=control (the daemon bench's control socket part only).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 which=${1:-}
 case "$which" in
   all) benches="migrate daemon usernames orphans" ;;
-  migrate|daemon|usernames|orphans|legacy) benches=$which ;;
-  *) sed -n '2,14p' "$0" >&2; exit 64 ;;
+  migrate|daemon|usernames|orphans|legacy|verify) benches=$which ;;
+  *) sed -n '2,16p' "$0" >&2; exit 64 ;;
 esac
 
 apt_install() {
