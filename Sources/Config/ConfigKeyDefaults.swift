@@ -4,7 +4,7 @@ extension StewardConfig {
     public static let documentedDefaults: [String: [String: String]] = [
         "database": ["url": "unset (then STEWARD_DATABASE_URL or --database-url)", "password_file": "unset (the URL or ~/.pgpass)",
                      "connect_timeout": "10"],
-        "migrations": ["dir": "sql/migrations", "include": "none", "lock_wait": "60", "lock_timeout": "10s", "statement_timeout": "0"],
+        "migrations": ["dir": "sql/migrations", "include": "none", "lock_wait": "60", "lock_timeout": "200ms", "lock_retry_budget": "120", "statement_timeout": "0"],
         "verify": ["shadow_url": "unset (the project's own server)"],
         "log": ["level": "info", "format": "text", "progress_interval": "5"],
         "control": ["socket": "/run/steward/control.sock"],

@@ -27,7 +27,10 @@ public struct StewardConfig: Sendable {
     /// Folders of opt-in migrations applied together with the main ones (`sql/optional/username-enforcement`).
     public var migrationsInclude: [String] = []
     public var lockWaitSeconds: Double = 60
-    public var lockTimeout = "10s"
+    /// The first lock slice: `lock_timeout` for each try of a file (see `LockRetryPolicy`); 0 turns slices off.
+    public var lockTimeout = "200ms"
+    /// Seconds one file may keep retrying lock slices before the run gives up.
+    public var lockRetryBudgetSeconds: Double = 120
     public var statementTimeout = "0"
     /// `[verify] shadow_url`: a server where `verify` and `migrate --adopt` may create their shadow database (unset:
     /// the project's own server).
@@ -77,7 +80,8 @@ public struct StewardConfig: Sendable {
                      "connect_timeout": "whole seconds from 1 to 3600"],
         "migrations": ["dir": "a folder", "include": "folders of opt-in migrations, comma-separated", "lock_wait": "seconds from 0 to 86400",
                        "supabase_history": "auto, on or off: also keep the Supabase CLI's supabase_migrations.schema_migrations",
-                       "lock_timeout": "a Postgres interval such as 10s (0, ms, s, min, h, d; at most 24 days)",
+                       "lock_timeout": "the lock slice, a Postgres interval such as 200ms (0 for none: wait in the queue; ms, s, min, h, d; at most 24 days)",
+                       "lock_retry_budget": "seconds from 0 to 86400 that one file may keep retrying its lock slices",
                        "statement_timeout": "a Postgres interval such as 5min, 0 for none (at most 24 days)"],
         "verify": ["shadow_url": "a postgresql:// URL or conninfo of a server (same major version) where a scratch database may be created"],
         "log": ["level": "debug, info, notice, warning or error", "format": "text or json",
@@ -174,6 +178,9 @@ public struct StewardConfig: Sendable {
         case ("migrations", "lock_timeout"):
             guard ConfigNumber.postgresMilliseconds(value) != nil else { throw bad() }
             lockTimeout = value
+        case ("migrations", "lock_retry_budget"):
+            guard let n = ConfigNumber.seconds(value, in: 0...86400) else { throw bad() }
+            lockRetryBudgetSeconds = n
         case ("migrations", "statement_timeout"):
             guard ConfigNumber.postgresMilliseconds(value) != nil else { throw bad() }
             statementTimeout = value

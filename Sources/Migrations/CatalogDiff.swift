@@ -20,7 +20,7 @@ struct CatalogDiff {
             let privileges = CatalogSnapshot.isPrivilegeGroup(group)
             func add(_ text: String, stricter: Bool = false) { findings.append(Finding(version: want.version, text: text, stricter: stricter)) }
             // An object's own group gone or back is one line; an aspect (its policies, columns …) is listed key by key.
-            let aspect = aspectSuffixes.contains { group.hasSuffix($0) }
+            let aspect = aspectSuffixes.contains { group.hasSuffix($0) } || want.members[CatalogSnapshot.partialMarker] != nil
             if want.members.isEmpty && !privileges && !aspect {
                 add("\(group) exists, but the files remove it")
                 continue
@@ -29,7 +29,14 @@ struct CatalogDiff {
                 add("\(group) is missing")
                 continue
             }
-            for key in Set(want.members.keys).union(have.keys).sorted() {
+            // A group recorded in part is compared on the keys the files changed only.
+            let partial = want.members[CatalogSnapshot.partialMarker] != nil
+            let keys = partial ? Set(want.members.keys).subtracting([CatalogSnapshot.partialMarker]) : Set(want.members.keys).union(have.keys)
+            for key in keys.sorted() {
+                if want.members[key] == CatalogSnapshot.absent {
+                    if let live = have[key] { add("\(group): extra \(key)\(live.isEmpty ? "" : " (\(short(live)))") that the files remove") }
+                    continue
+                }
                 switch (want.members[key], have[key]) {
                 case (let files?, nil):
                     if privileges {
@@ -39,6 +46,8 @@ struct CatalogDiff {
                     }
                 case (nil, let live?):
                     add("\(group): extra \(key)\(live.isEmpty ? "" : " (\(short(live)))") that the files do not create")
+                case (let files?, let live?) where files != live && privileges && files == "with grant option" && live.isEmpty:
+                    add("\(group): \(key) has lost its grant option (the files give it)", stricter: true)
                 case (let files?, let live?) where files != live:
                     add("\(group): \(key) differs: \(difference(live: live, files: files))")
                 default:

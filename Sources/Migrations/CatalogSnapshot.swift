@@ -64,11 +64,32 @@ public struct CatalogSnapshot: Sendable, Equatable {
         var changed: [String: [String: String]] = [:]
         for (group, members) in after.groups where groups[group] != members { changed[group] = members }
         for group in groups.keys where after.groups[group] == nil { changed[group] = [:] }
+        // An aspect of an object that was there before the file (a platform table it adds a trigger to) is recorded
+        // as the keys the file changed, not the whole group: the platform's own triggers, columns and indexes,
+        // there before or added by its upgrades later, are not the files' to vouch for. Policies and grants stay
+        // whole: a policy or right added by hand beside the files' is what verify is for.
+        for (group, members) in changed {
+            guard let aspect = Self.partialAspects.first(where: { group.hasSuffix($0) }) else { continue }
+            let root = String(group.dropLast(aspect.count))
+            guard groups[root] != nil, after.groups[root] != nil else { continue }
+            let old = groups[group] ?? [:]
+            var partial = [Self.partialMarker: ""]
+            for key in Set(old.keys).union(members.keys) where old[key] != members[key] { partial[key] = members[key] ?? Self.absent }
+            changed[group] = partial
+        }
         for root in changed.keys where groups[root] == nil && after.groups[root] != nil {
             for aspect in Self.aspects(of: root) where changed[root + aspect] == nil { changed[root + aspect] = after.groups[root + aspect] ?? [:] }
         }
         return changed
     }
+
+    /// The member that marks a group recorded in part (see `changes(to:)`); not a name `quote_ident` or a
+    /// definition can print.
+    static let partialMarker = "steward:partial"
+    /// The value of a key a partial record says must not exist.
+    static let absent = "steward:absent"
+    /// The aspects recorded in part when their object was there before the file.
+    static let partialAspects = [" columns", " constraints", " indexes", " triggers"]
 
     /// The aspect groups an object's own group has (`table public.t` → `table public.t policies`, …).
     static func aspects(of root: String) -> [String] {

@@ -22,34 +22,38 @@ public struct MigrationLock {
     }
 
     /// Takes the lock, waiting up to `timeoutSeconds`; says who holds it while waiting (at once, then every 5 s).
-    /// The wait is the server's (`pg_advisory_lock` under a `lock_timeout` slice, the session's own restored after):
-    /// the lock is taken the moment it is free, and cancelling the session's call cancels the wait.
+    ///
+    /// The wait is polled (`pg_try_advisory_lock`, then a pause on this side), never a statement waiting in the
+    /// server: a waiting statement holds a snapshot, and a concurrent index build in the holder's no-transaction file
+    /// waits for every older snapshot, so the server's deadlock detector would end one of the two (an INVALID index,
+    /// a failed deploy). Between tries nothing of this session is open.
     public func acquire(timeoutSeconds: Double) throws {
         let start = Self.now()
-        if try connection.query("select pg_try_advisory_lock($1)", [Self.key]).rows[0].decode(Bool.self, at: 0) { return }
-        let saved = try connection.query("select current_setting('lock_timeout')").rows[0].decode(String.self, at: 0)
-        defer { _ = try? connection.setSession("lock_timeout", saved) }
         var lastReport = -Double.infinity
+        var pause = 0.05
         while true {
+            if try connection.query("select pg_try_advisory_lock($1)", [Self.key]).rows[0].decode(Bool.self, at: 0) { return }
             let waited = Self.now() - start
-            let holder = try self.holder()
             if waited >= timeoutSeconds {
-                throw MigrationError.lockTimeout(waitedSeconds: waited, holder: holder)
+                throw MigrationError.lockTimeout(waitedSeconds: waited, holder: try holder())
             }
             if waited - lastReport >= 5 {
-                logger.notice("waiting for the migration lock", [("held_by", holder ?? "unknown"),
+                logger.notice("waiting for the migration lock", [("held_by", try holder() ?? "unknown"),
                                                                  ("waited_s", String(Int(waited))),
                                                                  ("timeout_s", String(Int(timeoutSeconds)))])
                 lastReport = waited
             }
-            let slice = min(5, timeoutSeconds - waited)
-            try connection.setSession("lock_timeout", "\(max(1, Int(slice * 1000)))ms")
-            do {
-                try connection.query("select pg_advisory_lock($1)", [Self.key])
-                return
-            } catch let error as PostgresError where error.sqlState == "55P03" {
-                continue   // lock_not_available: this slice is over
+            // Short pauses first (a deploy that finds nothing to do releases the lock at once), then at most half a
+            // second, with jitter so two waiters do not poll in step.
+            // The pause is taken in short steps, so a cancel (the daemon stopping) ends the wait at once.
+            let until = Self.now() + min(pause * Double.random(in: 0.75..<1.25), max(0.01, timeoutSeconds - waited))
+            while Self.now() < until {
+                if connection.cancelRequested {
+                    throw PostgresError(kind: .server, message: "canceling statement due to user request (waiting for the migration lock)", sqlState: "57014")
+                }
+                usleep(useconds_t(min(0.05, max(0, until - Self.now())) * 1_000_000))
             }
+            pause = min(0.5, pause * 1.5)
         }
     }
 

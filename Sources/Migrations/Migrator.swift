@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import StewardLog
 import Postgres
 
@@ -11,8 +14,9 @@ public struct Migrator {
         public var allowMissing = false
         /// How long to wait for another migrator's lock.
         public var lockWaitSeconds: Double = 60
-        /// `lock_timeout` for each statement, so a migration never queues behind the app's long locks for ever.
-        public var lockTimeout = "10s"
+        /// Lock slices and their retries: each file runs under a short `lock_timeout` and is tried again when a
+        /// lock is not granted in time, so the app's queries never queue long behind a migration.
+        public var lockRetry = LockRetryPolicy()
         /// `statement_timeout` for each statement (`0` = none).
         public var statementTimeout = "0"
         /// Written into each history row.
@@ -21,6 +25,9 @@ public struct Migrator {
         public var supabaseHistory = SupabaseHistoryMode.auto
         /// Where `--adopt` may create its shadow database (nil: the live database's own server).
         public var shadowServer: ConnectionString?
+        /// Set when applying to a shadow database: statements whose effect is server-wide (roles, databases) are
+        /// not run, since the shadow shares them with the live database (see `StatementKind.clusterWide`).
+        var inShadow = false
 
         public init() {}
     }
@@ -278,17 +285,17 @@ public struct Migrator {
     /// Temporary tables, prepared statements, open cursors and sequence state go too: a file's `create temp table
     /// profiles` would otherwise take the next file's `alter table profiles` for itself (DISCARD ALL would also let
     /// go of the migration's advisory lock). A fresh session has none, so the first read does without them.
-    private func resetSession(_ options: Options) throws {
-        try connection.pipeline(["discard temp", "deallocate all", "close all", "discard sequences"] + Self.resetQueries(options))
+    private func resetSession(_ options: Options, slice: Int) throws {
+        try connection.pipeline(["discard temp", "deallocate all", "close all", "discard sequences"] + Self.resetQueries(options, slice: slice))
     }
 
     /// The statements of `resetSession`. client_connection_check_interval: a migrator killed mid-statement is
     /// noticed by the server (closed socket) and rolled back promptly. standard_conforming_strings on: the server
     /// reads strings as Steward's parser does, even where a database default says otherwise.
-    static func resetQueries(_ options: Options) -> [PostgresQuery] {
+    static func resetQueries(_ options: Options, slice: Int? = nil) -> [PostgresQuery] {
         ["reset session authorization", "reset role", "reset all",
          """
-         select set_config('lock_timeout', \(options.lockTimeout), false), set_config('statement_timeout', \(options.statementTimeout), false),
+         select set_config('lock_timeout', \("\(slice ?? options.lockRetry.slice(attempt: 0))ms"), false), set_config('statement_timeout', \(options.statementTimeout), false),
                 set_config('client_connection_check_interval', '1s', false),
                 set_config('standard_conforming_strings', 'on', false), set_config('client_encoding', 'UTF8', false)
          """]
@@ -317,9 +324,54 @@ public struct Migrator {
             outcome: "Steward stopped at this statement and did not record \(file.fileName); later files were not tried. Check the database by hand before running again")
     }
 
+    /// Applies a transactional file, in lock slices: a lock not granted within the slice rolls the whole file back
+    /// and it is tried again after a backoff (see `LockRetryPolicy`), until the budget runs out; the log says who
+    /// blocked it each time.
     private func applyInTransaction(_ file: MigrationFile, history: HistoryStore, cli: SupabaseCLIHistory?, options: Options) throws {
         let started = MigrationLock.now()
-        try resetSession(options)
+        var attempt = 0
+        var story: [String] = []
+        while true {
+            let slice = options.lockRetry.slice(attempt: attempt)
+            let watch = slice > 0 ? BlockerWatch(target: connection.target, pid: connection.backendPID, interval: max(0.1, Double(slice) / 2000)) : nil
+            do {
+                try applyOnce(file, history: history, cli: cli, options: options, slice: slice, started: started)
+                _ = watch?.stop()
+                if attempt > 0 {
+                    logger.info("applied after waiting for locks", [("file", file.fileName), ("tries", String(attempt + 1)),
+                                                                    ("waited_s", String(format1(MigrationLock.now() - started)))])
+                }
+                return
+            } catch MigrationError.statementFailed(let name, let location, let error, let outcome) {
+                let blockers = watch?.stop() ?? []
+                let elapsed = MigrationLock.now() - started
+                let wait = options.lockRetry.backoff(attempt: attempt, jitter: Double.random(in: 0..<1))
+                let what = error.sqlState == "40P01" ? "deadlock, broken by the server" : "lock not granted within \(slice) ms"
+                if error.sqlState == "55P03" || error.sqlState == "40P01" {
+                    story.append("try \(attempt + 1): \(what) at \(location?.description ?? name)"
+                                 + (blockers.isEmpty ? "" : "; blocked by " + blockers.joined(separator: "; ")))
+                }
+                guard options.lockRetry.mayRetry(sqlState: error.sqlState, elapsed: elapsed, nextWait: wait) else {
+                    var outcome = outcome
+                    if !story.isEmpty {
+                        outcome += "\n  gave up after \(story.count) tries over \(format1(elapsed)) s (lock_retry_budget \(format1(options.lockRetry.budgetSeconds)) s):\n    "
+                            + story.joined(separator: "\n    ")
+                    }
+                    throw MigrationError.statementFailed(file: name, location: location, error, outcome: outcome)
+                }
+                logger.warning("lock wait: rolled back and will try again", [
+                    ("file", file.fileName), ("try", String(attempt + 1)), ("slice_ms", String(slice)), ("sqlstate", error.sqlState ?? ""),
+                    ("retry_in_ms", String(Int(wait * 1000))), ("blocked_by", blockers.isEmpty ? "unknown (gone before it was seen)" : blockers.joined(separator: "; ")),
+                ])
+                usleep(useconds_t(wait * 1_000_000))
+                attempt += 1
+            }
+        }
+    }
+
+    /// One try of a transactional file under a `slice` ms `lock_timeout`.
+    private func applyOnce(_ file: MigrationFile, history: HistoryStore, cli: SupabaseCLIHistory?, options: Options, slice: Int, started: Double) throws {
+        try resetSession(options, slice: slice)
         guard connection.transactionStatus == .idle else {
             throw MigrationError.statementFailed(file: file.fileName, location: nil,
                 PostgresError(kind: .server, message: "the session is already inside a transaction (\(connection.transactionStatus))"),
@@ -332,7 +384,7 @@ public struct Migrator {
                 // transaction fail) before either tool's statements commit twice.
                 try cli?.record(file)
                 let before = try CatalogSnapshot.read(c)
-                for (index, statement) in file.statements.enumerated() {
+                for (index, statement) in file.statements.enumerated() where !(options.inShadow && statement.kind.clusterWide) {
                     current = statement
                     try run(statement, of: file, index: index)
                 }
@@ -363,11 +415,20 @@ public struct Migrator {
 
     private func applyStatementByStatement(_ file: MigrationFile, history: HistoryStore, cli: SupabaseCLIHistory?, options: Options) throws {
         let started = MigrationLock.now()
-        try resetSession(options)
-        let before = try CatalogSnapshot.read(connection)
-        for (index, statement) in file.statements.enumerated() {
+        try resetSession(options, slice: options.lockRetry.slice(attempt: 0))
+        // The catalog before the file's first try: a try that failed part-way kept it, and what that try changed is
+        // part of what the file produces.
+        let records = SchemaRecord(connection: connection)
+        let before: CatalogSnapshot
+        if let kept = try records.pendingBefore(file.version) {
+            before = kept
+        } else {
+            before = try CatalogSnapshot.read(connection)
+            try records.keepPendingBefore(file.version, before)
+        }
+        for (index, statement) in file.statements.enumerated() where !(options.inShadow && statement.kind.clusterWide) {
             do {
-                try run(statement, of: file, index: index)
+                try runInSlices(statement, of: file, index: index, options: options)
             } catch let error as PostgresError {
                 let location = file.location(ofOffset: statement.offset + (error.position ?? 1) - 1)
                 var outcome = "\(file.fileName) runs outside a transaction: statements 1–\(index) of it ran and stay; it is not recorded, so the next run starts it again (keep such files safe to retry)"
@@ -379,7 +440,7 @@ public struct Migrator {
             }
         }
         let ms = (MigrationLock.now() - started) * 1000
-        try resetSession(options)
+        try resetSession(options, slice: options.lockRetry.slice(attempt: 0))
         do {
             try connection.transaction { c in
                 try cli?.record(file)
@@ -392,6 +453,38 @@ public struct Migrator {
         }
     }
 
+    /// One statement of a no-transaction file, in lock slices: a lock not granted in time is tried again after a
+    /// backoff; an index a failed concurrent build left INVALID is dropped (concurrently) before the next try.
+    private func runInSlices(_ statement: SQLStatement, of file: MigrationFile, index: Int, options: Options) throws {
+        let started = MigrationLock.now()
+        var attempt = 0
+        while true {
+            let slice = options.lockRetry.slice(attempt: attempt)
+            try connection.query("select set_config('lock_timeout', $1, false)", ["\(slice)ms"])
+            let invalidBefore = Set(try invalidIndexes())
+            let watch = slice > 0 ? BlockerWatch(target: connection.target, pid: connection.backendPID, interval: max(0.1, Double(slice) / 2000)) : nil
+            do {
+                try run(statement, of: file, index: index)
+                _ = watch?.stop()
+                return
+            } catch let error as PostgresError {
+                let blockers = watch?.stop() ?? []
+                let wait = options.lockRetry.backoff(attempt: attempt, jitter: Double.random(in: 0..<1))
+                guard options.lockRetry.mayRetry(sqlState: error.sqlState, elapsed: MigrationLock.now() - started, nextWait: wait) else { throw error }
+                for leftover in try invalidIndexes() where !invalidBefore.contains(leftover) {
+                    try connection.query(unsafeSQL: "drop index concurrently if exists \(leftover)")
+                    logger.info("dropped the invalid index a failed concurrent build left", [("file", file.fileName), ("index", leftover)])
+                }
+                logger.warning("lock wait: gave way and will try the statement again", [
+                    ("file", file.fileName), ("statement", String(index + 1)), ("try", String(attempt + 1)), ("slice_ms", String(slice)),
+                    ("retry_in_ms", String(Int(wait * 1000))), ("blocked_by", blockers.isEmpty ? "unknown (gone before it was seen)" : blockers.joined(separator: "; ")),
+                ])
+                usleep(useconds_t(wait * 1_000_000))
+                attempt += 1
+            }
+        }
+    }
+
     /// Indexes left invalid by a failed concurrent build.
     public func invalidIndexes() throws -> [String] {
         try connection.query("""
@@ -401,4 +494,10 @@ public struct Migrator {
             order by 1
             """).rows.map { try $0.decode(String.self, at: 0) }
     }
+}
+
+/// Seconds with one decimal, for log lines and messages.
+func format1(_ seconds: Double) -> String {
+    let tenths = Int((seconds * 10).rounded())
+    return "\(tenths / 10).\(tenths % 10)"
 }

@@ -15,6 +15,7 @@ struct SchemaRecord {
     /// again after its history row was removed by hand replaces its old record.
     func store(version: String, changes: [String: [String: String]], method: String) throws {
         try connection.query("delete from steward.schema_record where version = $1", [version])
+        try connection.query("delete from steward.schema_record_pending where version = $1", [version])
         if !changes.isEmpty {
             let groups = changes.keys.sorted()
             try connection.query("""
@@ -25,33 +26,80 @@ struct SchemaRecord {
         try connection.query("update steward.schema_migrations set catalog_recorded = $2 where version = $1", [version, method])
     }
 
+    /// The catalog kept before a no-transaction file's first try, if a try failed part-way (see `schema_record_pending`).
+    func pendingBefore(_ version: String) throws -> CatalogSnapshot? {
+        let rows = try connection.query("""
+            select g.key, (select coalesce(array_agg(k order by k), '{}') from jsonb_object_keys(g.value) k),
+                   (select coalesce(array_agg(g.value ->> k order by k), '{}') from jsonb_object_keys(g.value) k)
+            from steward.schema_record_pending p, jsonb_each(p.groups) g where p.version = $1
+            """, [version]).rows
+        guard try connection.query("select exists (select 1 from steward.schema_record_pending where version = $1)", [version]).scalar(Bool.self) else {
+            return nil
+        }
+        var snapshot = CatalogSnapshot()
+        for row in rows {
+            snapshot.groups[try row.decode(String.self, at: 0)] = Dictionary(zip(try row.decode([String].self, at: 1), try row.decode([String].self, at: 2)),
+                                                                             uniquingKeysWith: { a, _ in a })
+        }
+        return snapshot
+    }
+
+    /// Keeps `snapshot` as the catalog before `version`'s first try (committed at once: the file runs outside a transaction).
+    func keepPendingBefore(_ version: String, _ snapshot: CatalogSnapshot) throws {
+        let json = JSON.object(snapshot.groups.keys.sorted().map { group in
+            (group, JSON.object(snapshot.groups[group]!.sorted { $0.key < $1.key }.map { ($0.key, JSON.string($0.value)) }))
+        }).rendered
+        try connection.query("insert into steward.schema_record_pending (version, groups) values ($1, $2::jsonb) on conflict (version) do nothing", [version, json])
+    }
+
     /// The versions whose history rows have no record yet (applied before Steward recorded, adopted, taken over).
     func unrecorded() throws -> Set<String> {
         Set(try connection.query("select version from steward.schema_migrations where catalog_recorded is null")
             .rows.map { try $0.decode(String.self, at: 0) })
     }
 
-    /// Every recorded version's groups, in migration order: version → group → members.
+    /// Every recorded version's groups, in the order the files were applied (`applied_at`, then version: a file
+    /// applied out of order with `--allow-out-of-order` comes after the newer ones it followed).
     func all() throws -> [(version: String, groups: [String: [String: String]])] {
         var byVersion: [String: [String: [String: String]]] = [:]
+        var appliedAt: [String: Double] = [:]
         for row in try connection.query("""
             select r.version, r.grp, (select coalesce(array_agg(k order by k), '{}') from jsonb_object_keys(r.members) k),
-                   (select coalesce(array_agg(r.members ->> k order by k), '{}') from jsonb_object_keys(r.members) k)
+                   (select coalesce(array_agg(r.members ->> k order by k), '{}') from jsonb_object_keys(r.members) k),
+                   extract(epoch from m.applied_at)::float8
             from steward.schema_record r join steward.schema_migrations m using (version) order by r.seq
             """).rows {
+            let version = try row.decode(String.self, at: 0)
             let keys = try row.decode([String].self, at: 2)
             let values = try row.decode([String].self, at: 3)
-            byVersion[try row.decode(String.self, at: 0), default: [:]][try row.decode(String.self, at: 1)] =
-                Dictionary(zip(keys, values), uniquingKeysWith: { a, _ in a })
+            byVersion[version, default: [:]][try row.decode(String.self, at: 1)] = Dictionary(zip(keys, values), uniquingKeysWith: { a, _ in a })
+            appliedAt[version] = try row.decode(Double.self, at: 4)
         }
-        return byVersion.keys.sorted(by: MigrationSource.versionOrder).map { ($0, byVersion[$0]!) }
+        return byVersion.keys.sorted { a, b in
+            appliedAt[a]! != appliedAt[b]! ? appliedAt[a]! < appliedAt[b]! : MigrationSource.versionOrder(a, b)
+        }.map { ($0, byVersion[$0]!) }
     }
 
     /// The expected state of every group any applied file changed: the last file's (in migration order) wins.
     static func expected(_ records: [(version: String, groups: [String: [String: String]])]) -> [String: Expected] {
         var expected: [String: Expected] = [:]
         for record in records {
-            for (group, members) in record.groups { expected[group] = Expected(version: record.version, members: members) }
+            for (group, members) in record.groups {
+                guard members[CatalogSnapshot.partialMarker] != nil, let earlier = expected[group] else {
+                    expected[group] = Expected(version: record.version, members: members)
+                    continue
+                }
+                // A partial record changes the keys it names in what was expected before (whole or partial).
+                var merged = earlier.members
+                for (key, value) in members where key != CatalogSnapshot.partialMarker {
+                    if value == CatalogSnapshot.absent && earlier.members[CatalogSnapshot.partialMarker] == nil {
+                        merged[key] = nil
+                    } else {
+                        merged[key] = value
+                    }
+                }
+                expected[group] = Expected(version: record.version, members: merged)
+            }
         }
         return expected
     }

@@ -19,6 +19,8 @@ struct ShadowDatabase {
         let records: [(version: String, groups: [String: [String: String]])]
         /// Platform objects that could not be copied (`what: why`); named when a file then fails.
         let copyFailures: [String]
+        /// Statements not run in the shadow because their effect is server-wide (`file:line:column`).
+        let skipped: [String]
         let milliseconds: Double
 
         /// What `version` produced (nothing for a file that changed no schema).
@@ -59,6 +61,7 @@ struct ShadowDatabase {
         failures += try undoDefaultPrivileges(in: shadow, files: files)
         let base = try CatalogSnapshot.read(shadow)
         var options = Migrator.Options()
+        options.inShadow = true
         options.supabaseHistory = .off
         options.stewardVersion = stewardVersion
         do {
@@ -73,7 +76,10 @@ struct ShadowDatabase {
             throw MigrationError.shadow(text)
         }
         let records = try SchemaRecord(connection: shadow).all()
-        return Build(base: base, records: records, copyFailures: failures, milliseconds: (MigrationLock.now() - started) * 1000)
+        let skipped = files.flatMap { file in
+            file.statements.filter(\.kind.clusterWide).map { "\(file.location(ofOffset: $0.offset))" }
+        }
+        return Build(base: base, records: records, copyFailures: failures, skipped: skipped, milliseconds: (MigrationLock.now() - started) * 1000)
     }
 
     /// Copies the platform's objects from the live catalog into `shadow`, one statement each (a failure is listed,
@@ -94,6 +100,20 @@ struct ShadowDatabase {
             }
         }
         try shadow.query("reset check_function_bodies")
+        // Buckets made on the platform (the dashboard, the Storage API) are rows the files may stand on: copied,
+        // but for those a file inserts without ON CONFLICT (it makes them, so they are its to make).
+        if try live.query("select to_regclass('storage.buckets') is not null").scalar(Bool.self) {
+            for row in try live.query("select b.id, (to_jsonb(b) - 'owner' - 'owner_id')::text from storage.buckets b").rows {
+                let id = try row.decode(String.self, at: 0)
+                if created.objects.contains("bucket " + id) { continue }
+                do {
+                    try shadow.query("insert into storage.buckets select * from jsonb_populate_record(null::storage.buckets, $1::jsonb) on conflict do nothing",
+                                     [try row.decode(String.self, at: 1)])
+                } catch let error as PostgresError {
+                    failures.append("bucket \(id): \(error.message)")
+                }
+            }
+        }
         return failures
     }
 
@@ -155,6 +175,43 @@ struct ShadowDatabase {
                 if words.count >= 3, words[0] == "create", words[1] == "extension" || words[1] == "publication" {
                     objects.insert(words[1] + " " + (words.count >= 6 && words[2] == "if" ? words[5] : words[2]))
                 }
+                let t = statement.significant
+                let lowered = t.map { $0.keyword ?? "" }
+                // create [or replace] [materialized] type|domain|view|sequence name: left to the file.
+                var i = lowered.starts(with: ["create", "or", "replace"]) ? 3 : 1
+                if lowered.first == "create" {
+                    if ["temp", "temporary", "unlogged", "recursive"].contains(lowered[safe: i]) { i += 1 }
+                    if lowered[safe: i] == "materialized" { i += 1 }
+                    let kinds = ["type": "type", "domain": "type", "view": "view", "sequence": "sequence"]
+                    if let kindWord = lowered[safe: i], let kind = kinds[kindWord] {
+                        i += 1
+                        if lowered[safe: i] == "if" { i += 3 }
+                        if let name = Self.name(t, at: i) { objects.insert("\(kind) \(name.schema ?? "public").\(name.object)") }
+                    }
+                }
+                // alter … rename to new: the new name is the file's too.
+                if lowered.first == "alter", let rename = lowered.lastIndex(of: "rename"), lowered[safe: rename + 1] == "to",
+                   let newName = t[safe: rename + 2]?.identifier {
+                    var j = 2
+                    if lowered[safe: j] == "if" { j += 2 }
+                    if lowered[safe: j] == "only" { j += 1 }
+                    switch lowered[safe: 1] {
+                    case "policy":
+                        if let on = lowered.firstIndex(of: "on"), let table = Self.name(t, at: on + 1) {
+                            objects.insert("policy \(newName) on \(table.schema ?? "public").\(table.object)")
+                        }
+                    case "table", "view", "sequence", "index", "type", "function", "procedure", "materialized", "domain":
+                        let kind = ["materialized": "view", "domain": "type", "procedure": "function"][lowered[1]] ?? lowered[1]
+                        if lowered[1] == "materialized" { j += 1 }
+                        if let old = Self.name(t, at: j) { objects.insert("\(kind) \(old.schema ?? "public").\(newName)") }
+                    default: break
+                    }
+                }
+                // insert into storage.buckets … without on conflict: the file makes those buckets.
+                if lowered.starts(with: ["insert", "into"]), t[safe: 2]?.identifier == "storage", t[safe: 4]?.identifier == "buckets",
+                   !lowered.contains("conflict") {
+                    for token in t where token.kind == .string { objects.insert("bucket " + Self.unquoted(token.text)) }
+                }
                 switch StatementShape(statement) {
                 case .createTable(let name): objects.insert("table " + qualified(name))
                 case .createFunction(let name): objects.insert("function " + qualified(name))
@@ -168,6 +225,19 @@ struct ShadowDatabase {
         return (schemas, objects)
     }
 
+    /// The (schema-qualified or not) name at significant token `i`, unquoted and folded.
+    static func name(_ t: [SQLToken], at i: Int) -> (schema: String?, object: String)? {
+        guard let first = t[safe: i]?.identifier else { return nil }
+        if t[safe: i + 1]?.text == ".", let second = t[safe: i + 2]?.identifier { return (first, second) }
+        return (nil, first)
+    }
+
+    /// A plain `'…'` string literal's value.
+    static func unquoted(_ literal: String) -> String {
+        guard literal.hasPrefix("'"), literal.hasSuffix("'"), literal.count >= 2 else { return literal }
+        return String(literal.dropFirst().dropLast()).replacing("''", with: "'")
+    }
+
     /// Rows (kind, name, statement) that rebuild the platform's objects, in an order that lets each stand on the
     /// ones before it; `$1` lists the schemas the files create (with `public`), whose objects are not copied.
     static let copyQuery: PostgresQuery = """
@@ -176,7 +246,11 @@ struct ShadowDatabase {
           where n.nspname not in ('pg_catalog', 'information_schema', 'steward', 'supabase_migrations')
             and n.nspname !~ '^pg_(toast|temp_|toast_temp_)'
             and not exists (select 1 from pg_depend d where d.classid = 'pg_namespace'::regclass and d.objid = n.oid and d.deptype = 'e')
-        ), copied as (select * from ns where nspname <> all($1::text[])),
+        ), copied as (
+          -- The schemas the files do not create, and those that hold an extension whatever the files say (a file's
+          -- `create schema if not exists extensions` stands on the platform's schema).
+          select * from ns where nspname <> all($1::text[]) or exists (select 1 from pg_extension e where e.extnamespace = ns.oid)
+        ),
         rel as (
           select c.*, n.nspname, quote_ident(n.nspname) || '.' || quote_ident(c.relname) as q, n.nspname || '.' || c.relname as plain
           from pg_class c join copied n on n.oid = c.relnamespace
@@ -195,10 +269,10 @@ struct ShadowDatabase {
           from fn where fn.proacl is not null
           union all
           select 'schema', quote_ident(n.nspname), n.nspname, n.nspowner, n.nspacl, 'schema' from ns n
-          where n.nspacl is not null and (n.nspname = 'public' or n.nspname <> all($1::text[]))
+          where n.nspacl is not null and (n.nspname = 'public' or n.oid in (select oid from copied))
         )
         select kind, name, statement from (
-          select 10 as phase, 0::bigint as ord, 'schema' as kind, nspname as name, 'create schema if not exists ' || quote_ident(nspname) as statement from copied
+          select 10 as phase, 0::bigint as ord, 'schema'::text as kind, nspname::text as name, 'create schema if not exists ' || quote_ident(nspname) as statement from copied
           union all
           select 20, e.oid::bigint, 'extension', e.extname,
                  'create extension if not exists ' || quote_ident(e.extname) || ' with schema ' || quote_ident(n.nspname)
@@ -270,14 +344,6 @@ struct ShadowDatabase {
                  'alter table ' || rel.q || ' enable row level security' || case when rel.relforcerowsecurity then '; alter table ' || rel.q || ' force row level security' else '' end
           from rel where rel.relrowsecurity
           union all
-          select 120, po.oid::bigint, 'policy', po.polname || ' on ' || rel.plain,
-                 'create policy ' || quote_ident(po.polname) || ' on ' || rel.q || ' as ' || case when po.polpermissive then 'permissive' else 'restrictive' end
-                 || ' for ' || case po.polcmd when 'r' then 'select' when 'a' then 'insert' when 'w' then 'update' when 'd' then 'delete' else 'all' end
-                 || ' to ' || (select string_agg(case when r = 0 then 'public' else quote_ident(pg_get_userbyid(r)) end, ', ') from unnest(po.polroles) r)
-                 || coalesce(' using (' || pg_get_expr(po.polqual, po.polrelid) || ')', '')
-                 || coalesce(' with check (' || pg_get_expr(po.polwithcheck, po.polrelid) || ')', '')
-          from rel join pg_policy po on po.polrelid = rel.oid
-          union all
           select 130, tg.oid::bigint, 'trigger', tg.tgname || ' on ' || rel.plain, pg_get_triggerdef(tg.oid)
           from rel join pg_trigger tg on tg.tgrelid = rel.oid where not tg.tgisinternal
           union all
@@ -306,4 +372,9 @@ struct ShadowDatabase {
           from pg_publication p join pg_publication_rel pr on pr.prpubid = p.oid join rel on rel.oid = pr.prrelid
         ) steps order by phase, ord
         """
+}
+
+extension Array {
+    /// The element at `index`, or nil past either end.
+    subscript(safe index: Int) -> Element? { indices.contains(index) ? self[index] : nil }
 }

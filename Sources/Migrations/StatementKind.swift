@@ -8,6 +8,10 @@ struct StatementKind: Sendable, Equatable {
     let needsNoTransaction: String?
     /// Why a migration file may not hold the statement at all, if it may not.
     let refusal: String?
+    /// True for statements whose effect is on the whole server, not the database: roles, databases, tablespaces,
+    /// subscriptions, server settings, and comments, grants and renames of those. A shadow database on the same
+    /// server shares them with the live one, so it must not run these.
+    let clusterWide: Bool
 
     /// Reads libpg_query's JSON for exactly one statement.
     init(parseTree: String) {
@@ -37,6 +41,18 @@ struct StatementKind: Sendable, Equatable {
         default: needsNoTransaction = nil
         }
         refusal = Self.refusal(node: node, json: json)
+        let shared = ["\"OBJECT_ROLE\"", "\"OBJECT_DATABASE\"", "\"OBJECT_TABLESPACE\"", "\"OBJECT_PARAMETER_ACL\""]
+        switch node {
+        case "CreateRoleStmt", "AlterRoleStmt", "AlterRoleSetStmt", "DropRoleStmt", "GrantRoleStmt", "ReassignOwnedStmt",
+             "CreatedbStmt", "DropdbStmt", "AlterDatabaseStmt", "AlterDatabaseSetStmt", "AlterDatabaseRefreshCollStmt",
+             "CreateTableSpaceStmt", "DropTableSpaceStmt", "AlterTableSpaceOptionsStmt", "AlterSystemStmt",
+             "CreateSubscriptionStmt", "AlterSubscriptionStmt", "DropSubscriptionStmt":
+            clusterWide = true
+        case "CommentStmt", "SecLabelStmt", "RenameStmt", "AlterOwnerStmt", "GrantStmt":
+            clusterWide = shared.contains { json.contains($0) }
+        default:
+            clusterWide = false
+        }
     }
 
     /// Statements whose effect would change how the server reads the statements after them, or that need the

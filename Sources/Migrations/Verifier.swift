@@ -101,6 +101,10 @@ public struct Verifier {
         let note = "built the record of \(needed.count) applied file(s) that had none (\(needed.map(\.fileName).joined(separator: ", "))) "
             + "by applying the files to a shadow database (\(Int(build.milliseconds.rounded())) ms); later verifies use it"
         report.notes.append(note)
+        if !build.skipped.isEmpty {
+            report.notes.append("not run in the shadow database, since roles, databases and server settings are shared with the live one "
+                + "(what they changed is not part of the record): " + build.skipped.joined(separator: ", "))
+        }
         logger.info("recorded what applied files produce, from a shadow database", [("files", String(needed.count)),
                                                                                     ("duration_ms", String(Int(build.milliseconds.rounded())))])
     }

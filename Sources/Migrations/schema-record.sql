@@ -13,3 +13,10 @@ comment on table steward.schema_record is 'Per migration file: the catalog group
 -- How a history row's record was made: apply (in the file's transaction), shadow (rebuilt in a shadow database);
 -- null: not recorded yet.
 alter table steward.schema_migrations add column catalog_recorded text check (catalog_recorded in ('apply', 'shadow'));
+-- A no-transaction file's catalog before its first try, kept until it is recorded: a retry after a statement
+-- failed part-way starts from what the earlier try already changed, and the record must include that too.
+create table steward.schema_record_pending (
+  version text primary key,
+  groups jsonb not null,
+  taken_at timestamptz not null default now()
+);

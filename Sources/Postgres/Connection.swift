@@ -75,7 +75,16 @@ public final class Connection {
     }
 
     /// A handle that cancels this connection's running statement from another thread.
-    public func makeCanceller() -> Canceller? { Canceller(handle) }
+    public func makeCanceller() -> Canceller? { Canceller(handle, flag: cancelFlag) }
+
+    /// Set by this connection's `Canceller`; cleared when a new piece of work starts (`clearCancelRequest`).
+    let cancelFlag = CancelFlag()
+
+    /// True when a cancel was asked for since the last `clearCancelRequest()`.
+    public var cancelRequested: Bool { cancelFlag.isSet }
+
+    /// Forgets an earlier cancel request (a new piece of work starts).
+    public func clearCancelRequest() { cancelFlag.clear() }
 
     /// True while the connection is usable.
     public var isOpen: Bool { PQstatus(handle) == CONNECTION_OK }

@@ -40,7 +40,11 @@ public final class DatabaseSession: Sendable {
     /// Runs `body` with the connection, after the session's earlier calls; reconnects first if needed.
     /// Cancelling the calling task while `body` runs sends a cancel request to the server (`PQcancel`).
     public func run<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
-        try await lane.run({ [self] in try body(try self.openConnection()) },
+        try await lane.run({ [self] in
+            let connection = try self.openConnection()
+            connection.clearCancelRequest()
+            return try body(connection)
+        },
                            onCancel: { [self] in _ = state.withLock { $0.canceller }?.cancel() })
     }
 

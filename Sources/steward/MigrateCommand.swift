@@ -41,6 +41,7 @@ enum MigrateCommand: BlockingStewardCommand {
             .init("allow-out-of-order", help: "Apply pending files older than the newest applied one."),
             .init("allow-missing", help: "Go on when applied migrations have no file any more."),
             .init("lock-wait", value: "SECONDS", help: "How long to wait for another migrator's lock (default 60)."),
+            .init("lock-retry-budget", value: "SECONDS", help: "How long one file may keep retrying its lock slices (default [migrations] lock_retry_budget, 120)."),
             .shadowURL,
         ])
 
@@ -59,7 +60,14 @@ enum MigrateCommand: BlockingStewardCommand {
             }
             options.lockWaitSeconds = seconds
         }
-        options.lockTimeout = context.config.lockTimeout
+        options.lockRetry = LockRetryPolicy(firstSliceMilliseconds: ConfigNumber.postgresMilliseconds(context.config.lockTimeout) ?? 200,
+                                            budgetSeconds: context.config.lockRetryBudgetSeconds)
+        if let budget = context.arguments.value("lock-retry-budget") {
+            guard let seconds = ConfigNumber.seconds(budget, in: 0...86400) else {
+                throw UsageError(command: spec.name, message: "--lock-retry-budget takes a number of seconds from 0 to 86400")
+            }
+            options.lockRetry.budgetSeconds = seconds
+        }
         options.statementTimeout = context.config.statementTimeout
         options.stewardVersion = Steward.version
         options.supabaseHistory = SupabaseHistoryMode(rawValue: context.config.supabaseHistory) ?? .auto

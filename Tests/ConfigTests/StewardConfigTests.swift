@@ -35,11 +35,12 @@ struct StewardConfigTests {
         let root = #filePath.split(separator: "/").dropLast(3).joined(separator: "/")
         let path = "/" + root + "/config/steward.ini"
         let config = try StewardConfig.load(path: path, environment: [:])
-        #expect(config.lockTimeout == "10s")
+        #expect(config.lockTimeout == "200ms")
+        #expect(config.lockRetryBudgetSeconds == 120)
         let file = try INIFile(path: path)
         let keys = Set(file.entries.map { "\($0.section).\($0.key)" })
         for key in ["database.url", "database.password_file", "database.connect_timeout", "migrations.dir", "migrations.lock_wait",
-                    "migrations.lock_timeout", "migrations.statement_timeout", "log.level", "log.format", "control.socket", "storage.url", "storage.service_key_file",
+                    "migrations.lock_timeout", "migrations.lock_retry_budget", "migrations.statement_timeout", "log.level", "log.format", "control.socket", "storage.url", "storage.service_key_file",
                     "metrics.textfile", "metrics.interval", "daemon.leader_poll", "daemon.shutdown_timeout", "daemon.host", "daemon.release_memory_after",
                     "job.prune-history.schedule", "job.prune-history.time_zone", "job.prune-history.enabled", "job.prune-history.timeout",
                     "job.prune-history.retries", "job.prune-history.retry_backoff", "job.prune-history.missed",
