@@ -84,4 +84,24 @@ struct VerifyRecordTests {
                     "\(drift.output)")
         }
     }
+
+    @Test("no shadow database possible: verify says what to do and exits 1, with nothing recorded; --shadow-url elsewhere works")
+    func noShadowPossible() throws {
+        try withTestDatabase { db in
+            let folder = try MigrationFolder.withProjectFiles()
+            defer { folder.delete() }
+            #expect(try run(["migrate"], db, folder).exitCode == 0)
+            try db.connect().execute("update steward.schema_migrations set catalog_recorded = null; delete from steward.schema_record")
+            // A server that does not answer (a closed loopback port).
+            let nowhere = try run(["verify", "--shadow-url", "postgresql://postgres:steward-local@127.0.0.1:9/postgres?connect_timeout=2"], db, folder)
+            #expect(nowhere.exitCode == 1, "\(nowhere.output)")
+            #expect(nowhere.stderr.contains("cannot create a shadow database on postgresql://postgres:***@127.0.0.1:9/postgres"), "\(nowhere.stderr)")
+            #expect(nowhere.stderr.contains("[verify] shadow_url (or --shadow-url)"), "\(nowhere.stderr)")
+            #expect(!nowhere.output.contains("steward-local"), "the password was printed")
+            #expect(try db.connect().query("select count(*) from steward.schema_migrations where catalog_recorded is not null").scalar(Int.self) == 0)
+            // The same cluster named explicitly as the shadow server.
+            let elsewhere = try run(["verify", "--shadow-url", TestEnvironment.url(database: "postgres")], db, folder)
+            #expect(elsewhere.exitCode == 0 && elsewhere.stdout.contains("note: built the record of 5 applied file(s)"), "\(elsewhere.output)")
+        }
+    }
 }
