@@ -434,7 +434,8 @@ public struct Migrator {
                 var outcome = "\(file.fileName) runs outside a transaction: statements 1–\(index) of it ran and stay; it is not recorded, so the next run starts it again (keep such files safe to retry)"
                 let invalid = (try? invalidIndexes()) ?? []
                 if !invalid.isEmpty {
-                    outcome += "\n  invalid indexes left behind (drop them with DROP INDEX CONCURRENTLY before retrying): " + invalid.joined(separator: ", ")
+                    outcome += "\n  invalid indexes left behind (the next run drops an index of its own file before building it again; drop others with DROP INDEX CONCURRENTLY): "
+                        + invalid.joined(separator: ", ")
                 }
                 throw MigrationError.statementFailed(file: file.fileName, location: location, error, outcome: outcome)
             }
@@ -454,13 +455,28 @@ public struct Migrator {
     }
 
     /// One statement of a no-transaction file, in lock slices: a lock not granted in time is tried again after a
-    /// backoff; an index a failed concurrent build left INVALID is dropped (concurrently) before the next try.
+    /// backoff. A concurrent build (or drop, reindex, detach) is not sliced: it takes only SHARE UPDATE EXCLUSIVE,
+    /// which no app query waits behind, and slicing it would throw away a finished build because an old snapshot
+    /// was still open; it waits up to the rest of the budget instead. An index such a statement leaves INVALID when
+    /// it fails (a deadlock, the budget spent) is dropped concurrently at once, so a retry, or the next run, starts
+    /// clean.
     private func runInSlices(_ statement: SQLStatement, of file: MigrationFile, index: Int, options: Options) throws {
         let started = MigrationLock.now()
+        let concurrent = statement.kind.needsNoTransaction?.contains("CONCURRENTLY") == true
         var attempt = 0
         while true {
             let slice = options.lockRetry.slice(attempt: attempt)
-            try connection.query("select set_config('lock_timeout', $1, false)", ["\(slice)ms"])
+            let remaining = max(1, Int((options.lockRetry.budgetSeconds - (MigrationLock.now() - started)) * 1000))
+            let timeout = concurrent && slice > 0 ? remaining : slice
+            try connection.query("select set_config('lock_timeout', $1, false)", ["\(timeout)ms"])
+            // `create index concurrently if not exists x` takes an INVALID x, left by a failed build, for done: such
+            // an x is dropped first, so the build really runs.
+            if case .createIndex(let name, _, _) = StatementShape(statement), concurrent {
+                let qualified = try SQLIdentifier(name.schema ?? "public", name.object).quoted
+                if try connection.query("select exists (select 1 from pg_index where indexrelid = to_regclass($1) and not indisvalid)", [qualified]).scalar(Bool.self) {
+                    try dropInvalidIndexes(except: Set(try invalidIndexes()).subtracting([qualified, name.object]), file: file, budgetMilliseconds: remaining)
+                }
+            }
             let invalidBefore = Set(try invalidIndexes())
             let watch = slice > 0 ? BlockerWatch(target: connection.target, pid: connection.backendPID, interval: max(0.1, Double(slice) / 2000)) : nil
             do {
@@ -469,19 +485,38 @@ public struct Migrator {
                 return
             } catch let error as PostgresError {
                 let blockers = watch?.stop() ?? []
+                if concurrent {
+                    // Dropping it waits for the same transactions the build waited for: within what is left of the
+                    // budget; if they are still there, the index stays INVALID and the next try (or run) drops it first.
+                    let left = max(1000, Int((options.lockRetry.budgetSeconds - (MigrationLock.now() - started)) * 1000))
+                    do {
+                        try dropInvalidIndexes(except: invalidBefore, file: file, budgetMilliseconds: left)
+                    } catch let dropError as PostgresError {
+                        logger.warning("could not drop the invalid index yet; the next try drops it before building again", [("file", file.fileName), ("error", dropError.message)])
+                    }
+                }
                 let wait = options.lockRetry.backoff(attempt: attempt, jitter: Double.random(in: 0..<1))
-                guard options.lockRetry.mayRetry(sqlState: error.sqlState, elapsed: MigrationLock.now() - started, nextWait: wait) else { throw error }
-                for leftover in try invalidIndexes() where !invalidBefore.contains(leftover) {
-                    try connection.query(unsafeSQL: "drop index concurrently if exists \(leftover)")
-                    logger.info("dropped the invalid index a failed concurrent build left", [("file", file.fileName), ("index", leftover)])
+                guard options.lockRetry.mayRetry(sqlState: error.sqlState, elapsed: MigrationLock.now() - started, nextWait: wait) else {
+                    if !blockers.isEmpty { logger.warning("lock wait: gave up", [("file", file.fileName), ("blocked_by", blockers.joined(separator: "; "))]) }
+                    throw error
                 }
                 logger.warning("lock wait: gave way and will try the statement again", [
-                    ("file", file.fileName), ("statement", String(index + 1)), ("try", String(attempt + 1)), ("slice_ms", String(slice)),
+                    ("file", file.fileName), ("statement", String(index + 1)), ("try", String(attempt + 1)), ("lock_timeout_ms", String(timeout)),
                     ("retry_in_ms", String(Int(wait * 1000))), ("blocked_by", blockers.isEmpty ? "unknown (gone before it was seen)" : blockers.joined(separator: "; ")),
                 ])
                 usleep(useconds_t(wait * 1_000_000))
                 attempt += 1
             }
+        }
+    }
+
+    /// Drops (concurrently) the indexes a failed concurrent build left INVALID that were not invalid before it.
+    private func dropInvalidIndexes(except before: Set<String>, file: MigrationFile, budgetMilliseconds: Int) throws {
+        for leftover in try invalidIndexes() where !before.contains(leftover) {
+            // DROP INDEX CONCURRENTLY waits for the same transactions the build did, and like it blocks no app query.
+            try connection.query("select set_config('lock_timeout', $1, false)", ["\(max(1000, budgetMilliseconds))ms"])
+            try connection.query(unsafeSQL: "drop index concurrently if exists \(leftover)")
+            logger.info("dropped the invalid index a failed concurrent build left", [("file", file.fileName), ("index", leftover)])
         }
     }
 
