@@ -109,14 +109,20 @@ public struct CatalogSnapshot: Sendable, Equatable {
         group.hasSuffix(" grants") || group.hasPrefix("default privileges ")
     }
 
-    /// Rows (group, key, definition) of every object outside PostgreSQL's and Steward's schemas.
-    static let query: PostgresQuery = """
-        with ns as (
+    /// The CTE `ns`: the schemas an app's objects can be in (not PostgreSQL's, Steward's, the Supabase CLI's
+    /// history, temporary schemas or an extension's own); shared with the shadow database's copy.
+    static let appNamespaces: PostgresQuery = """
+        ns as (
           select n.oid, n.nspname, n.nspowner, n.nspacl from pg_namespace n
           where n.nspname not in ('pg_catalog', 'information_schema', 'steward', 'supabase_migrations')
             and n.nspname !~ '^pg_(toast|temp_|toast_temp_)'
             and not exists (select 1 from pg_depend d where d.classid = 'pg_namespace'::regclass and d.objid = n.oid and d.deptype = 'e')
-        ), rel as (
+        )
+        """
+
+    /// Rows (group, key, definition) of every object outside PostgreSQL's and Steward's schemas.
+    static let query: PostgresQuery = """
+        with \(appNamespaces), rel as (
           select c.*, n.nspname,
                  case c.relkind when 'r' then 'table' when 'p' then 'table' when 'v' then 'view' when 'm' then 'materialized view'
                                 when 'S' then 'sequence' when 'f' then 'foreign table' end || ' ' || quote_ident(n.nspname) || '.' || quote_ident(c.relname) as grp

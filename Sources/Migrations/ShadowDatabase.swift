@@ -241,12 +241,7 @@ struct ShadowDatabase {
     /// Rows (kind, name, statement) that rebuild the platform's objects, in an order that lets each stand on the
     /// ones before it; `$1` lists the schemas the files create (with `public`), whose objects are not copied.
     static let copyQuery: PostgresQuery = """
-        with ns as (
-          select n.oid, n.nspname, n.nspowner, n.nspacl from pg_namespace n
-          where n.nspname not in ('pg_catalog', 'information_schema', 'steward', 'supabase_migrations')
-            and n.nspname !~ '^pg_(toast|temp_|toast_temp_)'
-            and not exists (select 1 from pg_depend d where d.classid = 'pg_namespace'::regclass and d.objid = n.oid and d.deptype = 'e')
-        ), copied as (
+        with \(CatalogSnapshot.appNamespaces), copied as (
           -- The schemas the files do not create, and those that hold an extension whatever the files say (a file's
           -- `create schema if not exists extensions` stands on the platform's schema).
           select * from ns where nspname <> all($1::text[]) or exists (select 1 from pg_extension e where e.extnamespace = ns.oid)
