@@ -49,6 +49,9 @@ let package = Package(
         .target(name: "StewardLog", dependencies: ["FileSystem", "OutputText"]),
         .target(name: "Migrations", dependencies: ["OutputText", "AdvisoryLocks", "Postgres", "LibCrypto", "StewardLog", "SQLParser", "StewardSchema"],
                 exclude: ["steward-schema.sql", "supabase-cli-method.sql", "schema-record.sql"]),
+        // What each pending statement locks, on which table and for how long (scan, rewrite), judged against the live
+        // catalog: `steward lint`, and the gate `migrate` runs before applying.
+        .target(name: "Lint", dependencies: ["OutputText", "Migrations", "Postgres", "SQLParser"]),
         // Steward's own tables: the owners' .sql files, embedded at build time in version order (versions.txt).
         .target(name: "StewardSchema", exclude: ["versions.txt"], plugins: ["EmbedSchema"]),
         .plugin(name: "EmbedSchema", capability: .buildTool(), dependencies: ["EmbedSchemaTool"]),
@@ -81,7 +84,7 @@ let package = Package(
         .executableTarget(
             name: "steward",
             dependencies: ["OutputText", "Advisor", "Alerts", "Apple", "CLI", "Config", "Control", "Daemon", "FileSystem", "Jobs", "StewardLog", "Postgres",
-                           "Migrations", "Scheduler", "SupabaseProject"] + jobModules.map { .target(name: $0.name) }
+                           "Lint", "Migrations", "Scheduler", "SupabaseProject"] + jobModules.map { .target(name: $0.name) }
         ),
 
         // Fixtures shared by every test target: the real database, the built binary.
@@ -89,6 +92,7 @@ let package = Package(
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestSupport"]),
         .testTarget(name: "MigrationsTests", dependencies: ["Migrations", "Postgres", "SQLParser", "LibCrypto", "StewardSchema", "SupabaseProject", "TestSupport"],
                     exclude: ["Fixtures"]),
+        .testTarget(name: "LintTests", dependencies: ["Lint", "Migrations", "Postgres", "TestSupport"]),
         .testTarget(name: "ConfigTests", dependencies: ["OutputText", "Config", "CLI", "Jobs", "StewardLog", "Scheduler", "Control", "TestSupport", "steward",
                                                     "OrphanAvatars", "PruneHistory", "UsernameCheck"]),
         .testTarget(name: "SchedulerTests", dependencies: ["Scheduler"]),

@@ -6,6 +6,7 @@ extension StewardConfig {
                      "connect_timeout": "10"],
         "migrations": ["dir": "sql/migrations", "include": "none", "lock_wait": "60", "lock_timeout": "200ms", "lock_retry_budget": "120", "statement_timeout": "0"],
         "verify": ["shadow_url": "unset (the project's own server)"],
+        "lint": ["small_table_rows": "10000"],
         "log": ["level": "info", "format": "text", "progress_interval": "5"],
         "control": ["socket": "/run/steward/control.sock"],
         "apple": ["team_id": "unset", "key_id": "unset", "services_id": "unset", "private_key_file": "unset", "secret_file": "unset",

@@ -35,6 +35,9 @@ public struct StewardConfig: Sendable {
     /// `[verify] shadow_url`: a server where `verify` and `migrate --adopt` may create their shadow database (unset:
     /// the project's own server).
     public var verifyShadowURL: String?
+    /// `[lint] small_table_rows`: below this many rows (`pg_class.reltuples`) a lock-heavy statement is information,
+    /// not a blocking finding: its lock lasts moments.
+    public var lintSmallTableRows: Double = 10_000
     /// `[log]`
     public var logLevel = "info"
     public var logFormat = "text"
@@ -84,6 +87,7 @@ public struct StewardConfig: Sendable {
                        "lock_retry_budget": "seconds from 0 to 86400 that one file may keep retrying its lock slices",
                        "statement_timeout": "a Postgres interval such as 5min, 0 for none (at most 24 days)"],
         "verify": ["shadow_url": "a postgresql:// URL or conninfo of a server (same major version) where a scratch database may be created"],
+        "lint": ["small_table_rows": "a whole number of rows from 0 to 1000000000: tables with fewer rows are small enough to lock"],
         "log": ["level": "debug, info, notice, warning or error", "format": "text or json",
                 "progress_interval": "seconds from 0.1 to 3600 between job progress lines"],
         "control": ["socket": "an absolute path shorter than 108 bytes"],
@@ -187,6 +191,9 @@ public struct StewardConfig: Sendable {
         case ("verify", "shadow_url"):
             guard !value.isEmpty else { throw bad() }
             verifyShadowURL = value
+        case ("lint", "small_table_rows"):
+            guard let n = ConfigNumber.integer(value, in: 0...1_000_000_000) else { throw bad() }
+            lintSmallTableRows = Double(n)
         case ("log", "level"):
             guard ["debug", "info", "notice", "warning", "error"].contains(value) else { throw bad() }
             logLevel = value

@@ -16,8 +16,11 @@ public struct MigrationFile: Sendable {
     public private(set) var normalizedChecksum = ""
     /// False when the file declares `-- steward:no-transaction`.
     public private(set) var transactional = true
-    /// The statements, in order.
-    private(set) var statements: [SQLStatement] = []
+    /// The statements, in order (visible to the package: the lint reads exactly the statements migrate runs).
+    package private(set) var statements: [SQLStatement] = []
+    /// The rules of `steward lint` this file allows, each from a `-- steward:allow <rule>` line of its header, with
+    /// that line (1-based), in file order. Only the names are read here; the lint refuses a name it does not know.
+    public private(set) var allowedRules: [(rule: String, line: Int)] = []
     /// Scalar offsets of line starts, so a location costs a binary search, not a pass over the text.
     private(set) var lineStarts: [Int] = []
     /// False for a file read by `init(unparsedFileName:bytes:)` and not parsed since: only its name, text and
@@ -26,6 +29,8 @@ public struct MigrationFile: Sendable {
 
     /// The directive that makes a file run outside a transaction, statement by statement.
     public static let noTransactionDirective = "steward:no-transaction"
+    /// The directive that lets a file hold a statement a lint rule would block (`-- steward:allow ban-drop-column`).
+    public static let allowDirective = "steward:allow"
 
     /// Parses a file; throws `MigrationError.invalidFile` naming `file:line:column` for anything wrong.
     public init(fileName: String, bytes: [UInt8]) throws(MigrationError) {
@@ -63,6 +68,7 @@ public struct MigrationFile: Sendable {
 
     private mutating func parse() throws(MigrationError) {
         var transactional = true
+        var allowed: [(rule: String, line: Int)] = []
         // Lines split at each LF scalar (a CRLF is one Character, so splitting Characters would miss it).
         for (index, scalars) in text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             var line = String(String.UnicodeScalarView(scalars))
@@ -76,12 +82,22 @@ public struct MigrationFile: Sendable {
             let directive = comment.split(separator: " ").first.map(String.init) ?? ""
             if directive == Self.noTransactionDirective {
                 transactional = false
+            } else if directive == Self.allowDirective {
+                // `-- steward:allow rule-a, rule-b`: one or more rule names; anything after `--` again is a remark.
+                let rest = comment.dropFirst(directive.count).split(separator: "--", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+                let names = rest.split(whereSeparator: { $0 == "," || $0 == " " || $0 == "\t" }).map(String.init)
+                guard !names.isEmpty, names.allSatisfy({ name in name.allSatisfy { $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "-") } }) else {
+                    throw .invalidFile(fileName, line: index + 1,
+                                       "\"-- \(Self.allowDirective)\" takes lint rule names, e.g. -- \(Self.allowDirective) ban-drop-column (see steward help lint)")
+                }
+                allowed += names.map { (rule: $0, line: index + 1) }
             } else {
                 throw .invalidFile(fileName, line: index + 1,
-                                   "unknown directive \"\(directive)\" (known: \(Self.noTransactionDirective))")
+                                   "unknown directive \"\(directive)\" (known: \(Self.noTransactionDirective), \(Self.allowDirective))")
             }
         }
         self.transactional = transactional
+        self.allowedRules = allowed
 
         let script: SQLScript
         do {
@@ -143,6 +159,11 @@ public struct MigrationFile: Sendable {
     /// The location of scalar `offset` in this file.
     public func location(ofOffset offset: Int) -> SourceLocation {
         SourceLocation(file: fileName, lineStarts: lineStarts, offset: offset)
+    }
+
+    /// The location of column 1 of `line` (1-based) in this file, for findings about a whole line (a directive).
+    public func location(ofLine line: Int) -> SourceLocation {
+        location(ofOffset: lineStarts.isEmpty ? 0 : lineStarts[min(max(line, 1), lineStarts.count) - 1])
     }
 
     /// Refuses transaction control and statements that change how later ones are read, in any file, and statements

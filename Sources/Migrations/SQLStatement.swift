@@ -1,11 +1,12 @@
 import SQLParser
 
 /// One statement of a migration file, exactly as the server's parser delimits it; sent to the server on its own.
-struct SQLStatement: Sendable {
+/// Visible to the package (text and offset only) so the lint reads the same statements migrate runs.
+package struct SQLStatement: Sendable {
     /// The statement text from its first significant token to its last (comments inside it kept).
-    let text: String
+    package let text: String
     /// Scalar offset of `text` in the file.
-    let offset: Int
+    package let offset: Int
     /// What the server's parse tree says the statement is.
     let kind: StatementKind
 

@@ -9,7 +9,7 @@ struct Steward {
     static let version = "0.1.0"
 
     static let commands: [any StewardCommand.Type] = [
-        MigrateCommand.self, StatusCommand.self, VerifyCommand.self, RunCommand.self, JobRunCommand.self,
+        MigrateCommand.self, LintCommand.self, StatusCommand.self, VerifyCommand.self, RunCommand.self, JobRunCommand.self,
         CtlCommand.self, ConfigCheckCommand.self, AppleSecretStatusCommand.self, AppleSecretGenerateCommand.self,
         AdviseCommand.self,
     ]
