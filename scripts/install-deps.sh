@@ -3,7 +3,7 @@
 # the local shim's supautils stand-in; the packaging checks:
 # dpkg-dev, lintian, groff-base and man-db for the man pages, prometheus for promtool, debootstrap for the
 # package's install test), and three Python modules for
-# the emulators and the tests. Safe to run again: does nothing when everything is there.
+# the emulators and the tests, and squawk-cli for the lint comparison. Safe to run again: does nothing when everything is there.
 set -euo pipefail
 
 if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
@@ -41,3 +41,11 @@ for module in "psycopg:psycopg[binary]:python3-psycopg" "cryptography:cryptograp
     apt_install "$debian"
   fi
 done
+
+# squawk-cli, the migration linter `steward lint` is compared with on the same corpus (Tests/LintTests; pinned;
+# PyPI only: a prebuilt binary in a wheel, no Python module to import, so its command is what is checked).
+if ! command -v squawk >/dev/null 2>&1; then
+  echo "install-deps: installing squawk-cli==2.70.0 for $(command -v python3)" >&2
+  python3 -m pip install --quiet --disable-pip-version-check "squawk-cli==2.70.0" >&2 2>/dev/null \
+    || { echo "install-deps: could not install squawk-cli from PyPI" >&2; exit 1; }
+fi
