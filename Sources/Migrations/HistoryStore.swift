@@ -99,9 +99,10 @@ public struct HistoryStore {
     /// Records `file` as applied (inside the caller's transaction, so the row and the change commit together).
     public func record(_ file: MigrationFile, durationMilliseconds: Double, method: String, stewardVersion: String) throws {
         try connection.query("""
-            insert into steward.schema_migrations (version, name, checksum, normalized_checksum, duration_ms, steward_version, method)
-            values ($1, $2, $3, $4, $5, $6, $7)
-            """, [file.version, file.name, file.checksum, Self.recordedNormalizedChecksum(file), durationMilliseconds, stewardVersion, method])
+            insert into steward.schema_migrations (version, name, checksum, normalized_checksum, duration_ms, steward_version, method, lint_allowed)
+            values ($1, $2, $3, $4, $5, $6, $7, $8)
+            """, [file.version, file.name, file.checksum, Self.recordedNormalizedChecksum(file), durationMilliseconds, stewardVersion, method,
+                  file.allowedRules.map(\.rule)])
     }
 
     /// What `normalized_checksum` holds for `file`: `2:<sha256>` (the server's tokens); a bare SHA-256 is version 1.

@@ -16,6 +16,8 @@ public enum MigrationError: Error, Sendable, CustomStringConvertible {
     case adoptionRefused([String])
     /// The database could not be used (unreachable, pooler, permission).
     case database(PostgresError)
+    /// The lint found statements that would hold a lock the app waits behind for long, and no file allows them.
+    case lintRefused([String])
     /// The shadow database could not be made or the files could not be applied to it (what to do is in the text).
     case shadow(String)
     /// Pending statements need powers the migrating role lacks (found before anything ran); one line each.
@@ -45,6 +47,10 @@ public enum MigrationError: Error, Sendable, CustomStringConvertible {
                 + "\n  run them as the table's owner (or on a database with supautils, as Supabase's is), then steward migrate --adopt"
         case .shadow(let message):
             return message
+        case .lintRefused(let findings):
+            return "nothing was applied: the lint found statements that would block the app on a live database:\n"
+                + findings.map { "  - " + $0 }.joined(separator: "\n")
+                + "\n  write them the safe way shown, or allow a rule in its file on a line of its own: -- steward:allow <rule> (see steward lint)"
         case .database(let error):
             return error.description + (error.hint.map { error.description.contains($0) ? "" : " (hint: \($0))" } ?? "")
         }

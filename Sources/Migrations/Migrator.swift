@@ -25,6 +25,9 @@ public struct Migrator {
         public var supabaseHistory = SupabaseHistoryMode.auto
         /// Where `--adopt` may create its shadow database (nil: the live database's own server).
         public var shadowServer: ConnectionString?
+        /// A check of the pending files run before anything is applied, dry run too (the lint, from the Lint module,
+        /// which stands on this one): blocking lines refuse the run (exit 1); the summary shows in `--dry-run`.
+        public var pendingCheck: (@Sendable (Connection, [MigrationFile]) throws -> PendingCheck)?
         /// Set when applying to a shadow database: statements whose effect is server-wide (roles, databases) are
         /// not run, since the shadow shares them with the live database (see `StatementKind.clusterWide`).
         var inShadow = false
@@ -47,6 +50,29 @@ public struct Migrator {
         public var dryRun = false
         /// How many files this run parsed (a source read with `deferParsing`; an up-to-date run parses none).
         public var filesParsed = 0
+        /// What `pendingCheck` said of the files about to be applied (each statement's lock, the findings).
+        public var checkSummary: String?
+    }
+
+    /// What `Options.pendingCheck` answers.
+    public struct PendingCheck: Sendable {
+        /// Findings that refuse the run, one line each (`file:line:column: rule …`); empty to go on.
+        public var blocking: [String]
+        /// Everything it found, for `--dry-run`.
+        public var summary: String
+
+        public init(blocking: [String], summary: String) {
+            self.blocking = blocking
+            self.summary = summary
+        }
+    }
+
+    /// Runs `options.pendingCheck` on `files`; throws `lintRefused` on a blocking finding.
+    private func check(_ files: [MigrationFile], options: Options, report: inout Report) throws {
+        guard let pendingCheck = options.pendingCheck, !files.isEmpty, !options.inShadow else { return }
+        let result = try pendingCheck(connection, files)
+        report.checkSummary = result.summary
+        guard result.blocking.isEmpty else { throw MigrationError.lintRefused(result.blocking) }
     }
 
     let connection: Connection
@@ -131,6 +157,7 @@ public struct Migrator {
             report.cliRecorded = status.cliBackfill.map(\.fileName)
             if options.adopt { report.plan = [] ; report.adopted = try adoptionPlan(status, options: options).files.map(\.fileName) }
             try requirePrivileges(status.pending.filter { !report.adopted.contains($0.fileName) })
+            try check(status.pending.filter { !report.adopted.contains($0.fileName) }, options: options, report: &report)
             return report
         }
 
@@ -152,6 +179,7 @@ public struct Migrator {
         var pending = status.pending
         let (adoptable, build) = options.adopt ? try adoptionPlan(status, options: options) : ([], nil)
         try requirePrivileges(pending.filter { file in !adoptable.contains { $0.fileName == file.fileName } })
+        try check(pending.filter { file in !adoptable.contains { $0.fileName == file.fileName } }, options: options, report: &report)
         if options.adopt {
             let records = SchemaRecord(connection: connection)
             try connection.transaction { _ in

@@ -20,3 +20,5 @@ create table steward.schema_record_pending (
   groups jsonb not null,
   taken_at timestamptz not null default now()
 );
+-- The lint rules a file allowed (`-- steward:allow <rule>`), as applied: reviewable beside the file's history row.
+alter table steward.schema_migrations add column lint_allowed text[] not null default '{}';

@@ -1,6 +1,7 @@
 import CLI
 import Config
 import StewardLog
+import Lint
 import Migrations
 import OutputText
 
@@ -11,7 +12,10 @@ enum MigrateCommand: BlockingStewardCommand {
         abstract: "Apply pending migrations (or show the plan with --dry-run).",
         discussion: """
         Each file runs in its own transaction together with its history row in steward.schema_migrations:
-        a failing file leaves nothing behind; what the file produced in the catalog is recorded in the same
+        a failing file leaves nothing behind. Before anything runs, dry run too, the pending files are linted
+        (see steward lint): a blocking finding no file allows refuses the run, exit 1. Each file runs under a
+        short lock_timeout (the slice) and is retried after a backoff until [migrations] lock_retry_budget, so the
+        app's queries never queue long behind it. What the file produced in the catalog is recorded in the same
         transaction (steward.schema_record), for verify. Files starting with "-- steward:no-transaction" run statement by
         statement (CREATE INDEX CONCURRENTLY …). A session advisory lock keeps concurrent runs apart; a killed
         run releases it. Applied files that changed are refused (whitespace- or comment-only changes are accepted
@@ -72,6 +76,15 @@ enum MigrateCommand: BlockingStewardCommand {
         options.stewardVersion = Steward.version
         options.supabaseHistory = SupabaseHistoryMode(rawValue: context.config.supabaseHistory) ?? .auto
         options.shadowServer = try context.shadowServer()
+        // The lint gates every run, dry run too: a blocking finding no file allows refuses it before anything runs.
+        let smallTableRows = context.config.lintSmallTableRows
+        options.pendingCheck = { connection, files in
+            let report = try Linter(connection: connection, smallTableRows: smallTableRows).lint(files)
+            return Migrator.PendingCheck(blocking: report.blocking.map { finding in
+                "\(finding.location): \(finding.rule)" + (finding.table.map { " on \($0)" } ?? "") + (finding.lock.map { " (\($0.name))" } ?? "")
+                    + ": \(finding.detail); instead: \(finding.alternative)"
+            }, summary: report.text)
+        }
 
         let source = try context.migrationSource(deferParsing: true)
         let connection = try Self.connecting(source) { try context.connect() }
@@ -91,6 +104,7 @@ enum MigrateCommand: BlockingStewardCommand {
                              ("statements", .strings(file.statementTexts))])
                 })),
                 ("warnings", .strings(report.warnings)),
+                ("lint", .optional(report.checkSummary)),
             ]).rendered)
             return .ok
         }
@@ -110,6 +124,9 @@ enum MigrateCommand: BlockingStewardCommand {
                 text += "dry run: nothing to apply (\(report.alreadyApplied) applied)\n"
             } else if !report.plan.isEmpty {
                 text += "dry run: would apply \(report.plan.count) file(s); nothing was changed\n"
+            }
+            if let summary = report.checkSummary {
+                text += "\nlocks and lint (steward lint):\n" + summary
             }
             for file in report.plan {
                 text += "\n== \(file.fileName)" + (file.transactional ? " (one transaction)" : " (no transaction: statement by statement)") + "\n"
