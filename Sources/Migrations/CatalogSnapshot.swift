@@ -34,7 +34,7 @@ public struct CatalogSnapshot: Sendable, Equatable {
             _ = try? connection.query("select set_config(name, value, $3) from unnest($1::text[], $2::text[]) as s(name, value)", [names, previous, local])
         }
         var snapshot = CatalogSnapshot()
-        for row in try connection.query(query).rows {
+        for row in try connection.queryPrepared("catalog_snapshot", query).rows {
             let group = try row.decode(String.self, at: 0)
             snapshot.groups[group, default: [:]][try row.decode(String.self, at: 1)] = try row.decode(String.self, at: 2)
         }

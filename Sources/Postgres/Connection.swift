@@ -16,6 +16,9 @@ public final class Connection {
     public internal(set) var roundTrips = 0
     /// How many statements (or scripts) this connection has sent.
     public internal(set) var statementsSent = 0
+    /// Statements prepared by `queryPrepared`: key → server-side name.
+    private var preparedStatements: [String: String] = [:]
+    private var preparedGeneration = 0
 
     /// Connects with `application_name=steward`; throws `connectionFailed` with libpq's reason (no password in it).
     public init(_ target: ConnectionString, logger: Logger = .silent, connectTimeoutSeconds: Int = 10) throws {
@@ -108,7 +111,38 @@ public final class Connection {
         try send(sql, parameters)
     }
 
+    /// Runs `query` (which binds nothing) as a prepared statement of this session, prepared on first use: a large
+    /// query run often (the catalog snapshot, twice a migration file) is planned once. `key` names it; after any
+    /// statement that may have dropped prepared statements (`DEALLOCATE`, `DISCARD`) it is prepared again under a
+    /// new name, so a stale name is never reused and a file's own `DEALLOCATE` cannot make it fail.
+    @discardableResult
+    public func queryPrepared(_ key: String, _ query: PostgresQuery) throws -> QueryResult {
+        let sql = query.sql()
+        precondition(query.bindings.isEmpty, "queryPrepared takes a query that binds nothing")
+        let name: String
+        if let known = preparedStatements[key] {
+            name = known
+        } else {
+            preparedGeneration += 1
+            name = "steward_\(key)_\(preparedGeneration)"
+            roundTrips += 1
+            _ = try check(PQprepare(handle, name, sql, 0, nil), statement: sql)
+            preparedStatements[key] = name
+        }
+        roundTrips += 1
+        statementsSent += 1
+        return try check(PQexecPrepared(handle, name, 0, nil, nil, nil, 0), statement: sql)
+    }
+
+    /// Forgets the prepared statements when `sql` may have dropped them.
+    func notePreparedStatementsMayBeGone(_ sql: String) {
+        guard !preparedStatements.isEmpty else { return }
+        let lowered = sql.lowercased()
+        if lowered.contains("deallocate") || lowered.contains("discard") { preparedStatements = [:] }
+    }
+
     private func send(_ sql: String, _ bindings: [(any PostgresBindable)?]) throws -> QueryResult {
+        notePreparedStatementsMayBeGone(sql)
         let parameters = try Self.encode(bindings, statement: sql)
         let count = Int32(parameters.count)
         let result = try withParameterArrays(parameters) { types, values, lengths, formats in
@@ -122,6 +156,7 @@ public final class Connection {
     /// Runs a script of one or more statements as the simple protocol does (no parameters).
     @discardableResult
     public func execute(_ script: String) throws -> QueryResult {
+        notePreparedStatementsMayBeGone(script)
         roundTrips += 1
         statementsSent += 1
         return try check(PQexec(handle, script), statement: script)

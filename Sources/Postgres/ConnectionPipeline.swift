@@ -11,6 +11,7 @@ extension Connection {
         var prepared: [(sql: String, parameters: [PostgresParameter?], count: Int32)] = []
         for query in queries {
             let sql = query.sql()
+            notePreparedStatementsMayBeGone(sql)
             let parameters = try Self.encode(query.bindings, statement: sql)
             prepared.append((sql, parameters, Int32(parameters.count)))
         }

@@ -1,0 +1,34 @@
+import Postgres
+import Testing
+import TestSupport
+
+/// `queryPrepared`: a query planned once per session, prepared again under a new name after anything that may have
+/// dropped it, never failing because a script deallocated it (which inside a transaction would abort it).
+@Suite("prepared queries")
+struct PreparedQueryTests {
+    func prepared(_ c: Connection) throws -> Int {
+        try c.query("select count(*) from pg_prepared_statements where name like 'steward\\_%'").scalar(Int.self)
+    }
+
+    @Test("prepared once, reused; after DEALLOCATE ALL or DISCARD ALL prepared again; inside a transaction a script's DEALLOCATE does not abort it")
+    func preparedOnceAndAgain() throws {
+        try withTestDatabase { db in
+            let c = try db.connect()
+            for _ in 0..<3 { #expect(try c.queryPrepared("t", "select 41 + 1").scalar(Int.self) == 42) }
+            #expect(try prepared(c) == 1)
+            try c.query("deallocate all")
+            #expect(try c.queryPrepared("t", "select 41 + 1").scalar(Int.self) == 42)
+            #expect(try prepared(c) == 1)
+            try c.execute("discard all")
+            #expect(try c.queryPrepared("t", "select 41 + 1").scalar(Int.self) == 42)
+            try c.transaction { t in
+                #expect(try t.queryPrepared("t", "select 41 + 1").scalar(Int.self) == 42)
+                try t.execute("deallocate all")
+                #expect(try t.queryPrepared("t", "select 41 + 1").scalar(Int.self) == 42)
+                // Text that only mentions the word: prepared again under a new name, never a duplicate-name error.
+                try t.query("select 'deallocate' as word")
+                #expect(try t.queryPrepared("t", "select 41 + 1").scalar(Int.self) == 42)
+            }
+        }
+    }
+}
