@@ -89,12 +89,20 @@ public enum AdvisorCatalog {
         AdvisorCheck("multiple_permissive_policies", .warn,
                      why: "Several permissive policies for one role and action are OR-ed together and each is evaluated for every row: slower, and one loose policy opens the table.",
                      fix: "Merge them into one policy per role and action.",
+                     // One row per policy, role and action, each from its own join: a FOR ALL policy counts for all four
+                     // actions and `public` for every role it reaches (as the Security Advisor counts them: roles that
+                     // neither bypass row level security nor are PostgreSQL's or Supabase's administrators).
                      sql: """
-                        select nspname, relname, 'role ' || role || ', ' || action || ': ' || string_agg(polname, ', ' order by polname)
-                        from (select p.*, unnest(roles) as role, unnest(case polcmd when '*' then array['select', 'insert', 'update', 'delete']
-                                   when 'r' then array['select'] when 'a' then array['insert'] when 'w' then array['update'] else array['delete'] end) as action
-                              from (\(policies)) p where polpermissive and nspname = any($1::text[])) x
-                        group by nspname, relname, role, action having count(*) > 1
+                        select nspname, relname, string_agg('role ' || role || ', ' || action || ': ' || names, '; ' order by role, action)
+                        from (select n.nspname, c.relname, r.rolname::text as role, a.action, string_agg(p.polname, ', ' order by p.polname) as names
+                              from pg_policy p join pg_class c on c.oid = p.polrelid join pg_namespace n on n.oid = c.relnamespace
+                              join pg_roles r on p.polroles = '{0}' or r.oid = any(p.polroles)
+                              cross join lateral unnest(case p.polcmd when '*' then array['select', 'insert', 'update', 'delete']
+                                   when 'r' then array['select'] when 'a' then array['insert'] when 'w' then array['update'] else array['delete'] end) a(action)
+                              where p.polpermissive and c.relkind in ('r', 'p') and n.nspname = any($1::text[])
+                                and left(r.rolname, 3) <> 'pg_' and r.rolname not like 'supabase%admin' and not r.rolbypassrls
+                              group by n.nspname, c.relname, r.rolname, a.action having count(*) > 1) x
+                        group by nspname, relname
                         """),
         AdvisorCheck("unindexed_foreign_keys", .info,
                      why: "A foreign key without an index makes deletes and updates of the referenced row scan this whole table.",

@@ -101,6 +101,21 @@ struct AdvisorCheckTests {
         #expect(Set(AdvisorCatalog.checks.map(\.name)) == Set(Self.cases.map(\.check)))
     }
 
+    /// A FOR ALL policy counts for every action and `public` for anon and authenticated: a second, looser UPDATE
+    /// policy for authenticated is two permissive policies for (authenticated, update), as the Security Advisor says.
+    @Test("multiple_permissive_policies: a FOR ALL policy for public and an UPDATE policy for authenticated")
+    func multiplePermissiveForAll() throws {
+        try withTestDatabase { db in
+            try db.connectAsAdmin().execute("""
+                create table public.notes (id int primary key, owner uuid); alter table public.notes enable row level security;
+                create policy "own notes" on public.notes for all using (auth.uid() = owner); create policy "anyone can edit" on public.notes for update to authenticated using (true) with check (true);
+                """)
+            let found = try findings(db).filter { $0.name == "multiple_permissive_policies" }
+            #expect(found.map(\.object) == ["public.notes"], "\(found)")
+            #expect(found.first?.detail == "role authenticated, update: anyone can edit, own notes", "\(found)")
+        }
+    }
+
     @Test("the run changes nothing: the catalog is the same before and after, and it runs in a read-only transaction")
     func readOnly() throws {
         try withTestDatabase { db in
