@@ -10,18 +10,22 @@
 #   bench/run.sh legacy      import-legacy-users over 10k and 200k legacy users: time and peak RSS (a minute or two)
 #   bench/run.sh verify      steward verify (recorded state, and with no record: the shadow database) beside steward migrate
 #                            of the same 25 files and the server's CREATE/DROP DATABASE (a minute or two)
+#   bench/run.sh deploy      six schema changes to a 100k-row profiles under app traffic (pgbench, PostgREST-style requests)
+#                            and an analytics transaction that comes and goes: steward migrate beside psql -1 -f of naive
+#                            files and psql of Steward's files; app p50/p99/max and errors against a baseline (about 5 minutes)
 #
 # Environment: STEWARD_PG_PORT / STEWARD_PG_DIR (the local cluster), BENCH_SIZES (e.g. 100000,1000000: the sizes
 # of the usernames, orphans and legacy runs), BENCH_RUNS (username-check runs a size; verify rounds), BENCH_EMULATOR_PORT,
-# BENCH_KEEP_DB=1 (keep the orphan databases for the next run), BENCH_ONLY=control (the daemon bench's control socket part only).
+# BENCH_KEEP_DB=1 (keep the orphan databases for the next run), BENCH_ONLY=control (the daemon bench's control socket part only),
+# BENCH_ROWS / BENCH_CLIENTS / BENCH_CLIENT_RATE / BENCH_RUNNERS (the deploy bench: profiles, app connections, requests a second each, runners).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 which=${1:-}
 case "$which" in
   all) benches="migrate daemon usernames orphans" ;;
-  migrate|daemon|usernames|orphans|legacy|verify) benches=$which ;;
-  *) sed -n '2,16p' "$0" >&2; exit 64 ;;
+  migrate|daemon|usernames|orphans|legacy|verify|deploy) benches=$which ;;
+  *) sed -n '2,20p' "$0" >&2; exit 64 ;;
 esac
 
 apt_install() {
@@ -35,6 +39,8 @@ case " $benches " in *" migrate "*)
   command -v yoyo >/dev/null || python3 -m pip install --quiet --disable-pip-version-check yoyo-migrations ;;
 esac
 case " $benches " in *" daemon "*) apt_install postgresql-15-cron ;; esac
+# pgbench (the deploy bench's app) comes with the server package, which install-deps.sh installs.
+case " $benches " in *" deploy "*) command -v pgbench >/dev/null || apt_install postgresql-15 ;; esac
 
 swift build -c release --product steward >/dev/null
 # The static build is what gets deployed (README): no Swift runtime to load at start.
