@@ -1,4 +1,5 @@
-/// Every check the advisor runs, each one catalog query (rows: schema, object, detail).
+/// Every check the advisor runs, each one catalog query (rows: schema, object, detail); the one list `steward advise`,
+/// the job `security-advisor` and `verify`'s advice all draw from.
 public enum AdvisorCatalog {
     /// Tables and partitioned tables of the exposed schemas.
     static let exposedTables = """
@@ -13,7 +14,11 @@ public enum AdvisorCatalog {
         from pg_policy p join pg_class c on c.oid = p.polrelid join pg_namespace n on n.oid = c.relnamespace
         """
 
-    public static let checks: [AdvisorCheck] = [
+    /// Every check, in the order they run.
+    public static let checks: [AdvisorCheck] = accessChecks + objectChecks
+
+    /// Row level security, policies, functions and storage: who may reach what through the Data API.
+    static let accessChecks: [AdvisorCheck] = [
         AdvisorCheck("rls_disabled_in_public", .error,
                      why: "Row level security is off, so anyone holding the anon key (shipped in every copy of the app) can read and change every row through the Data API.",
                      fix: "alter table … enable row level security, then add policies for what the app needs.",
@@ -66,7 +71,8 @@ public enum AdvisorCatalog {
                         select n.nspname, v.relname, 'runs with the owner''s rights'
                         from pg_class v join pg_namespace n on n.oid = v.relnamespace
                         where v.relkind = 'v' and n.nspname = any($1::text[])
-                          and not coalesce(v.reloptions && array['security_invoker=true', 'security_invoker=on', 'security_invoker=1'], false)
+                          and (has_table_privilege('anon', v.oid, 'select') or has_table_privilege('authenticated', v.oid, 'select'))
+                          and not coalesce(lower(v.reloptions::text)::text[] && array['security_invoker=true', 'security_invoker=on', 'security_invoker=1', 'security_invoker=yes'], false)
                           and not exists (select 1 from pg_depend d where d.objid = v.oid and d.deptype = 'e')
                         """),
         AdvisorCheck("public_bucket_allows_listing", .warn,

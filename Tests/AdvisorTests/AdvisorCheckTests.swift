@@ -14,8 +14,13 @@ struct AdvisorCheckTests {
         let object: String
         let insecure: String
         let fix: String
+        /// The exposed schemas the advisor is given.
+        var schemas = ["public"]
         var testDescription: String { check }
     }
+
+    /// pg_graphql's row in pg_extension: the local cluster does not ship the extension, and the lints ask only whether it is installed.
+    static let graphQLInstalled = "insert into pg_catalog.pg_extension (oid, extname, extowner, extnamespace, extrelocatable, extversion) values (999999, 'pg_graphql', 10, 'public'::regnamespace, false, '1.5')"
 
     static let legacyTable = (try? String(contentsOfFile: TestEnvironment.root + "/sql/demo/legacy_user_table.sql", encoding: .utf8)) ?? ""
 
@@ -42,7 +47,7 @@ struct AdvisorCheckTests {
              insecure: "create view public.emails with (security_invoker = on) as select id, email from auth.users; grant select on public.emails to anon",
              fix: "revoke all on public.emails from anon, authenticated, public"),
         Case(check: "security_definer_view", object: "public.v",
-             insecure: "create view public.v as select 1 as one",
+             insecure: "create view public.v as select 1 as one; grant select on public.v to anon",
              fix: "alter view public.v set (security_invoker = on)"),
         Case(check: "public_bucket_allows_listing", object: "storage.pics",
              insecure: "insert into storage.buckets (id, name, public) values ('pics', 'pics', true); create policy list_pics on storage.objects for select using (bucket_id = 'pics')",
@@ -77,10 +82,53 @@ struct AdvisorCheckTests {
         Case(check: "security_definer_search_path_mutable", object: "public.h()",
              insecure: "create function public.h() returns int language sql security definer as 'select 1'",
              fix: "alter function public.h() set search_path = ''"),
+        Case(check: "rls_policy_always_true", object: "public.notes.edit",
+             insecure: "create table public.notes (id int primary key); alter table public.notes enable row level security; create policy edit on public.notes for update to authenticated using (true) with check (true)",
+             fix: "alter policy edit on public.notes using (id > 0) with check (id > 0)"),
+        Case(check: "no_primary_key", object: "public.notes",
+             insecure: "create table public.notes (id int)",
+             fix: "alter table public.notes add primary key (id)"),
+        Case(check: "materialized_view_in_api", object: "public.mv",
+             insecure: "create materialized view public.mv as select 1 as one; grant select on public.mv to anon",
+             fix: "revoke all on public.mv from anon, authenticated, public"),
+        Case(check: "foreign_table_in_api", object: "public.ft",
+             insecure: "create schema fdw; create extension file_fdw schema fdw; create server files foreign data wrapper file_fdw; create foreign table public.ft (line text) server files options (filename '/dev/null'); grant select on public.ft to authenticated",
+             fix: "revoke all on public.ft from anon, authenticated, public"),
+        Case(check: "extension_in_public", object: "public.citext",
+             insecure: "create extension citext schema public",
+             fix: "create schema extensions; alter extension citext set schema extensions"),
+        Case(check: "extension_versions_outdated", object: "extensions.hstore",
+             insecure: "create schema extensions; create extension hstore schema extensions version '1.4'",
+             fix: "alter extension hstore update"),
+        Case(check: "insecure_queue_exposed_in_api", object: "pgmq.q_jobs",
+             insecure: "create schema pgmq; create table pgmq.q_jobs (msg_id bigint primary key, message jsonb); grant usage on schema pgmq to anon; grant select on pgmq.q_jobs to anon",
+             fix: "alter table pgmq.q_jobs enable row level security", schemas: ["public", "pgmq_public"]),
+        Case(check: "pg_graphql_anon_table_exposed", object: "public.notes",
+             insecure: graphQLInstalled + "; create table public.notes (id int primary key); grant select on public.notes to anon",
+             fix: "revoke all on public.notes from anon, public"),
+        Case(check: "pg_graphql_authenticated_table_exposed", object: "public.notes",
+             insecure: graphQLInstalled + "; create table public.notes (id int primary key, body text); grant select (id) on public.notes to authenticated",
+             fix: "revoke all on public.notes from authenticated, public"),
+        Case(check: "fkey_to_auth_unique", object: "public.contacts.contacts_phone_fkey",
+             insecure: "create table public.contacts (id int primary key, phone text references auth.users (phone))",
+             fix: "alter table public.contacts drop constraint contacts_phone_fkey"),
+        Case(check: "sensitive_columns_exposed", object: "public.accounts",
+             insecure: "create table public.accounts (id int primary key, \"Password\" text, api_key text); grant select on public.accounts to anon",
+             fix: "alter table public.accounts enable row level security"),
+        Case(check: "unsupported_reg_types", object: "public.notes.handler",
+             insecure: "create table public.notes (id int primary key, handler regproc)",
+             fix: "alter table public.notes alter column handler type text"),
+        Case(check: "unused_index", object: "public.notes_t",
+             insecure: "create table public.notes (id int primary key, t text); create index notes_t on public.notes (t)",
+             fix: "drop index public.notes_t"),
+        // 30 MB of rows, all but 300 deleted and analyzed (autovacuum kept off so it cannot truncate the table first).
+        Case(check: "table_bloat", object: "public.big",
+             insecure: "create table public.big (id int primary key, pad text) with (autovacuum_enabled = false); insert into public.big select g, repeat('x', 500) from generate_series(1, 60000) g; delete from public.big where id > 300; analyze public.big",
+             fix: "vacuum full public.big"),
     ]
 
-    func findings(_ db: TestDatabase) throws -> [AdvisorFinding] {
-        try SecurityAdvisor().run(db.connect()).findings
+    func findings(_ db: TestDatabase, schemas: [String] = ["public"]) throws -> [AdvisorFinding] {
+        try SecurityAdvisor(schemas: schemas).run(db.connect()).findings
     }
 
     @Test("every check reports its insecure object and not the fixed one", arguments: cases)
@@ -88,10 +136,10 @@ struct AdvisorCheckTests {
         try withTestDatabase { db in
             let admin = try db.connectAsAdmin()
             _ = try admin.execute(c.insecure)
-            let before = try findings(db).filter { $0.name == c.check }.map(\.object)
+            let before = try findings(db, schemas: c.schemas).filter { $0.name == c.check }.map(\.object)
             #expect(before.contains(c.object), "\(c.check) found \(before)")
             _ = try admin.execute(c.fix)
-            let after = try findings(db).filter { $0.name == c.check }.map(\.object)
+            let after = try findings(db, schemas: c.schemas).filter { $0.name == c.check }.map(\.object)
             #expect(!after.contains(c.object), "\(c.check) still reports \(after)")
         }
     }
