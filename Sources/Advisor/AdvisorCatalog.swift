@@ -184,13 +184,22 @@ public enum AdvisorCatalog {
                         """),
     ]
 
-    /// `<role>_security_definer_function_executable`: SECURITY DEFINER functions (not trigger functions) `role` may call.
+    /// `<role>_security_definer_function_executable`: SECURITY DEFINER functions `role` may call.
+    ///
+    /// Trigger functions are reported too, as the Security Advisor reports them (so the dashboard's list and this one
+    /// match name for name), but at info level: a trigger function cannot be called directly (PostgreSQL refuses a
+    /// call outside a trigger), so holding EXECUTE lets nobody run it; revoking EXECUTE only makes the lists agree.
     static func securityDefinerExecutable(by role: String, why: String, fix: String) -> AdvisorCheck {
         AdvisorCheck("\(role)_security_definer_function_executable", .warn, why: why, fix: fix, sql: """
-            select n.nspname, p.proname || '(' || pg_get_function_identity_arguments(p.oid) || ')', '\(role) may execute it'
+            select n.nspname, p.proname || '(' || pg_get_function_identity_arguments(p.oid) || ')',
+                   case when p.prorettype in ('trigger'::regtype, 'event_trigger'::regtype)
+                        then '\(role) may execute it, but it is a trigger function: calling it directly fails (a trigger function runs only from '
+                             || 'its trigger), so it is not callable through /rest/v1/rpc; listed as the Security Advisor lists it. Revoking EXECUTE '
+                             || 'makes the lists agree and its trigger keeps working (public.handle_new_user(): opt in to sql/optional/api-hardening)'
+                        else '\(role) may execute it' end,
+                   case when p.prorettype in ('trigger'::regtype, 'event_trigger'::regtype) then 'INFO' end
             from pg_proc p join pg_namespace n on n.oid = p.pronamespace
             where p.prosecdef and n.nspname = any($1::text[]) and has_function_privilege('\(role)', p.oid, 'execute')
-              and p.prorettype <> 'trigger'::regtype
             """)
     }
 }

@@ -1,6 +1,8 @@
 /// One check: its name, level, why it matters, the fix, and the one catalog query that finds it.
 ///
-/// The query takes the exposed schemas as `$1::text[]` and returns rows of (schema, object, detail).
+/// The query takes the exposed schemas as `$1::text[]` and returns rows of (schema, object, detail), optionally with a
+/// fourth column, a level (`ERROR`, `WARN`, `INFO`) for that row where it differs from the check's (a trigger function
+/// holding EXECUTE is worth naming, not worth a warning).
 public struct AdvisorCheck: Sendable {
     public let name: String
     public let level: AdvisorLevel

@@ -38,7 +38,8 @@ public struct SecurityAdvisor: Sendable {
                 // The checks' SQL is constant text of this module; the schemas are bound as $1.
                 let rows = try c.query(unsafeSQL: check.sql, check.sql.contains("$1") ? [schemas] : []).rows
                 for row in rows {
-                    var finding = AdvisorFinding(name: check.name, level: check.level,
+                    let level = row.cells.count > 3 ? try row.decode(String?.self, at: 3).flatMap(AdvisorLevel.init(rawValue:)) : nil
+                    var finding = AdvisorFinding(name: check.name, level: level ?? check.level,
                                                  object: "\(try row.decode(String.self, at: 0)).\(try row.decode(String.self, at: 1))",
                                                  detail: try row.decode(String.self, at: 2), why: check.why, fix: check.fix, migration: check.migration)
                     finding.ignoredBecause = ignore.first { $0.matches(finding) }?.reason
@@ -53,8 +54,28 @@ public struct SecurityAdvisor: Sendable {
             }
             checked(1)
         }
+        report.findings = Self.mergingSameKey(report.findings)
         report.findings.sort { ($0.level, $0.name, $0.object) < ($1.level, $1.name, $1.object) }
         report.seconds = Date().timeIntervalSince(started)
         return report
+    }
+
+    /// One finding a check and object (the key `steward.advisor_findings` tracks them by): rows a check returns for the
+    /// same object (two sets of identical indexes on one table) become one finding with their details joined.
+    static func mergingSameKey(_ findings: [AdvisorFinding]) -> [AdvisorFinding] {
+        var merged: [AdvisorFinding] = []
+        var index: [String: Int] = [:]
+        for finding in findings {
+            if let i = index[finding.key] {
+                let kept = merged[i]
+                merged[i] = AdvisorFinding(name: kept.name, level: min(kept.level, finding.level), object: kept.object,
+                                           detail: kept.detail + "; " + finding.detail, why: kept.why, fix: kept.fix, migration: kept.migration,
+                                           ignoredBecause: kept.ignoredBecause)
+            } else {
+                index[finding.key] = merged.count
+                merged.append(finding)
+            }
+        }
+        return merged
     }
 }

@@ -164,6 +164,25 @@ struct AdvisorCheckTests {
         }
     }
 
+    /// The dashboard lists the quickstart's trigger function under both lints; so does Steward, at info level, saying
+    /// why it cannot be called and which opt-in revokes EXECUTE.
+    @Test("handle_new_user(): both SECURITY DEFINER lints at info level, with the reason and the opt-in; gone after api-hardening")
+    func triggerFunctionExecutable() throws {
+        try withTestDatabase { db in
+            try ProjectMigration.migrate(db)
+            let lints = ["anon_security_definer_function_executable", "authenticated_security_definer_function_executable"]
+            let before = try findings(db).filter { lints.contains($0.name) && $0.object == "public.handle_new_user()" }
+            #expect(before.map(\.name).sorted() == lints, "\(before)")
+            for finding in before {
+                #expect(finding.level == .info)
+                #expect(finding.detail.contains("trigger function: calling it directly fails"), "\(finding.detail)")
+                #expect(finding.detail.contains("sql/optional/api-hardening"), "\(finding.detail)")
+            }
+            try ProjectMigration.migrate(db, include: ["api-hardening"])
+            #expect(try findings(db).filter { lints.contains($0.name) }.isEmpty)
+        }
+    }
+
     @Test("the run changes nothing: the catalog is the same before and after, and it runs in a read-only transaction")
     func readOnly() throws {
         try withTestDatabase { db in
