@@ -14,6 +14,11 @@ public enum AdvisorCatalog {
         from pg_policy p join pg_class c on c.oid = p.polrelid join pg_namespace n on n.oid = c.relnamespace
         """
 
+    /// The older tutorial's hand-made table, as findings name it.
+    static let legacyUserTable = "public.User"
+    /// The quickstart's sign-up trigger function, as findings name it.
+    static let handleNewUser = "public.handle_new_user()"
+
     /// Every check, in the order they run.
     public static let checks: [AdvisorCheck] = accessChecks + objectChecks
 
@@ -22,7 +27,7 @@ public enum AdvisorCatalog {
         AdvisorCheck("rls_disabled_in_public", .error,
                      why: "Row level security is off, so anyone holding the anon key (shipped in every copy of the app) can read and change every row through the Data API.",
                      fix: "alter table … enable row level security, then add policies for what the app needs.",
-                     migration: "sql/optional/legacy-user-table (for public.\"User\")",
+                     fixedBy: [legacyUserTable: "sql/optional/legacy-user-table"],
                      sql: "select nspname, relname, 'row level security is disabled' from (\(exposedTables)) t where not relrowsecurity"),
         AdvisorCheck("policy_exists_rls_disabled", .error,
                      why: "Policies were written but row level security is off, so none of them applies and the table is open.",
@@ -78,7 +83,6 @@ public enum AdvisorCatalog {
         AdvisorCheck("public_bucket_allows_listing", .warn,
                      why: "A public bucket serves files by URL without any policy; a SELECT policy on top lets anyone list every file name in it.",
                      fix: "Drop the broad SELECT policy on storage.objects for this bucket; public URLs keep working.",
-                     migration: "sql/optional/storage-hardening",
                      sql: """
                         select 'storage', b.id, 'listable through ' || string_agg(p.polname, ', ' order by p.polname)
                         from storage.buckets b join (\(policies)) p on p.nspname = 'storage' and p.relname = 'objects' and p.polcmd in ('r', '*')
@@ -134,7 +138,7 @@ public enum AdvisorCatalog {
         AdvisorCheck("rls_table_truncate_granted", .warn,
                      why: "Row level security does not cover TRUNCATE, so anon or authenticated can empty this table despite its policies.",
                      fix: "revoke truncate on … from anon, authenticated.",
-                     migration: "sql/optional/legacy-user-table (for public.\"User\")",
+                     fixedBy: ["public.profiles": "sql/optional/api-hardening"],
                      sql: """
                         select nspname, relname, 'TRUNCATE granted to ' || concat_ws(', ', case when has_table_privilege('anon', oid, 'truncate') then 'anon' end,
                                case when has_table_privilege('authenticated', oid, 'truncate') then 'authenticated' end)
@@ -144,7 +148,7 @@ public enum AdvisorCatalog {
         AdvisorCheck("anon_readable_emails", .error,
                      why: "Anyone with the anon key can read this table, and its rows hold email addresses: a list of the app's users for the taking.",
                      fix: "Enable row level security with owner-only policies and revoke the table from anon.",
-                     migration: "sql/optional/legacy-user-table (for public.\"User\")",
+                     fixedBy: [legacyUserTable: "sql/optional/legacy-user-table"],
                      sql: """
                         select t.nspname, t.relname, 'column ' || a.attname || ' holds email addresses'
                         from (\(exposedTables)) t join pg_attribute a on a.attrelid = t.oid and a.attnum > 0 and not a.attisdropped
@@ -159,7 +163,7 @@ public enum AdvisorCatalog {
         AdvisorCheck("storage_insert_allows_anon", .warn,
                      why: "An INSERT policy on storage.objects admits anon, so anyone with the app's public key can upload files to this project.",
                      fix: "Limit the INSERT policy to authenticated and to the user's own folder.",
-                     migration: "sql/optional/storage-hardening",
+                     fixedBy: ["storage.objects.Anyone can upload an avatar.": "sql/optional/storage-hardening"],
                      sql: """
                         select 'storage', 'objects.' || polname, 'INSERT for ' || array_to_string(roles, ', ')
                         from (\(policies)) p where nspname = 'storage' and relname = 'objects' and polcmd in ('a', '*') and roles && array['public', 'anon']
@@ -167,7 +171,6 @@ public enum AdvisorCatalog {
         AdvisorCheck("policy_casts_text_column_to_uuid", .warn,
                      why: "The policy casts a text column to uuid to compare it with auth.uid(): one row holding anything else makes every query on the table fail, and no index on the column is used.",
                      fix: "Compare the text column with (select auth.uid())::text instead.",
-                     migration: "sql/optional/legacy-user-table (for public.\"User\")",
                      sql: """
                         select nspname, relname || '.' || polname, 'casts a column to uuid next to auth.uid()' from (\(policies)) p
                         where nspname = any($1::text[]) and expr ~ 'auth\\.uid\\(\\)' and expr ~ '"?[A-Za-z_][A-Za-z0-9_]*"?\\)?::uuid'
@@ -190,7 +193,8 @@ public enum AdvisorCatalog {
     /// match name for name), but at info level: a trigger function cannot be called directly (PostgreSQL refuses a
     /// call outside a trigger), so holding EXECUTE lets nobody run it; revoking EXECUTE only makes the lists agree.
     static func securityDefinerExecutable(by role: String, why: String, fix: String) -> AdvisorCheck {
-        AdvisorCheck("\(role)_security_definer_function_executable", .warn, why: why, fix: fix, sql: """
+        AdvisorCheck("\(role)_security_definer_function_executable", .warn, why: why, fix: fix,
+                     fixedBy: [handleNewUser: "sql/optional/api-hardening"], sql: """
             select n.nspname, p.proname || '(' || pg_get_function_identity_arguments(p.oid) || ')',
                    case when p.prorettype in ('trigger'::regtype, 'event_trigger'::regtype)
                         then '\(role) may execute it, but it is a trigger function: calling it directly fails (a trigger function runs only from '

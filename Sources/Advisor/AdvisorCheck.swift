@@ -8,16 +8,17 @@ public struct AdvisorCheck: Sendable {
     public let level: AdvisorLevel
     public let why: String
     public let fix: String
-    /// The opt-in migration folder that fixes it, when Steward ships one.
-    public let migration: String?
+    /// The opt-in folder that fixes it, by the object a finding names (`schema.object`): only objects whose folder's
+    /// files change that very object (a folder that fixes `public.User` says nothing of another table).
+    public let fixedBy: [String: String]
     let sql: String
 
-    init(_ name: String, _ level: AdvisorLevel, why: String, fix: String, migration: String? = nil, sql: String) {
+    init(_ name: String, _ level: AdvisorLevel, why: String, fix: String, fixedBy: [String: String] = [:], sql: String) {
         self.name = name
         self.level = level
         self.why = why
         self.fix = fix
-        self.migration = migration
+        self.fixedBy = fixedBy
         self.sql = sql
     }
 }

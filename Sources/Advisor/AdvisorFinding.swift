@@ -7,6 +7,7 @@ public struct AdvisorFinding: Sendable, Equatable {
     public let detail: String
     public let why: String
     public let fix: String
+    /// The opt-in folder whose files fix this object, when Steward ships one.
     public let migration: String?
     public var ignoredBecause: String?
     /// True when the finding was not open in `steward.advisor_findings` before this run.

@@ -38,10 +38,11 @@ public struct SecurityAdvisor: Sendable {
                 // The checks' SQL is constant text of this module; the schemas are bound as $1.
                 let rows = try c.query(unsafeSQL: check.sql, check.sql.contains("$1") ? [schemas] : []).rows
                 for row in rows {
+                    let object = "\(try row.decode(String.self, at: 0)).\(try row.decode(String.self, at: 1))"
                     let level = row.cells.count > 3 ? try row.decode(String?.self, at: 3).flatMap(AdvisorLevel.init(rawValue:)) : nil
                     var finding = AdvisorFinding(name: check.name, level: level ?? check.level,
-                                                 object: "\(try row.decode(String.self, at: 0)).\(try row.decode(String.self, at: 1))",
-                                                 detail: try row.decode(String.self, at: 2), why: check.why, fix: check.fix, migration: check.migration)
+                                                 object: object, detail: try row.decode(String.self, at: 2), why: check.why, fix: check.fix,
+                                                 migration: check.fixedBy[object])
                     finding.ignoredBecause = ignore.first { $0.matches(finding) }?.reason
                     report.findings.append(finding)
                 }
