@@ -57,7 +57,7 @@ let package = Package(
         .plugin(name: "EmbedSchema", capability: .buildTool(), dependencies: ["EmbedSchemaTool"]),
         .executableTarget(name: "EmbedSchemaTool"),
         // What Steward knows of the Supabase app's schema (advice, enforcement), kept out of the generic engine.
-        .target(name: "SupabaseProject", dependencies: ["Migrations", "Postgres"]),
+        .target(name: "SupabaseProject", dependencies: ["Advisor", "Migrations", "Postgres"]),
         .target(name: "CLI"),
         .target(name: "Scheduler", dependencies: ["OutputText", "TimeZones"]),
         // Time zones from the system's tzdata files, and the one owner of calendar arithmetic.
@@ -100,7 +100,7 @@ let package = Package(
         .testTarget(name: "TimeZonesTests", dependencies: ["TimeZones", "TestSupport"]),
         .testTarget(name: "BlockingExecutorTests", dependencies: ["BlockingExecutor"]),
         .testTarget(name: "UsernamesTests", dependencies: ["Usernames", "TestSupport"]),
-        .testTarget(name: "AdvisorTests", dependencies: ["Advisor", "AdvisorJob", "Jobs", "LegacyImport", "Migrations", "Postgres", "TestSupport"]),
+        .testTarget(name: "AdvisorTests", dependencies: ["Advisor", "AdvisorJob", "Jobs", "LegacyImport", "Migrations", "Postgres", "SupabaseProject", "TestSupport"]),
         .testTarget(name: "StewardTests", dependencies: ["OutputText", "FileSystem", "Postgres", "Storage", "TestSupport", "steward"]),
     ] + jobModules
 )

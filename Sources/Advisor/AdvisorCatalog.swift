@@ -14,6 +14,13 @@ public enum AdvisorCatalog {
         from pg_policy p join pg_class c on c.oid = p.polrelid join pg_namespace n on n.oid = c.relnamespace
         """
 
+    /// A policy check (SQL over `p`, a `pg_policy` row) that a request without a signed-in user cannot pass: it
+    /// compares `auth.uid()` and never asks whether it is null (for anon, `auth.uid()` is null and the comparison fails).
+    public static let policyNeedsSignIn = """
+        (coalesce(pg_get_expr(case when p.polcmd = 'a' then p.polwithcheck else coalesce(p.polwithcheck, p.polqual) end, p.polrelid), '') ~ 'auth\\.uid\\(\\)'
+         and coalesce(pg_get_expr(case when p.polcmd = 'a' then p.polwithcheck else coalesce(p.polwithcheck, p.polqual) end, p.polrelid), '') !~* '(is null|coalesce|is not distinct)')
+        """
+
     /// The older tutorial's hand-made table, as findings name it.
     static let legacyUserTable = "public.User"
     /// The quickstart's sign-up trigger function, as findings name it.
@@ -165,8 +172,11 @@ public enum AdvisorCatalog {
                      fix: "Limit the INSERT policy to authenticated and to the user's own folder.",
                      fixedBy: ["storage.objects.Anyone can upload an avatar.": "sql/optional/storage-hardening"],
                      sql: """
-                        select 'storage', 'objects.' || polname, 'INSERT for ' || array_to_string(roles, ', ')
-                        from (\(policies)) p where nspname = 'storage' and relname = 'objects' and polcmd in ('a', '*') and roles && array['public', 'anon']
+                        select 'storage', 'objects.' || p.polname, 'INSERT for ' || case when p.polroles = '{0}' then 'public'
+                               else array_to_string(array(select rolname::text from pg_roles where oid = any(p.polroles) order by 1), ', ') end
+                        from pg_policy p
+                        where p.polrelid = to_regclass('storage.objects') and p.polcmd in ('a', '*') and p.polpermissive
+                          and (p.polroles = '{0}' or to_regrole('anon') = any(p.polroles)) and not \(policyNeedsSignIn)
                         """),
         AdvisorCheck("policy_casts_text_column_to_uuid", .warn,
                      why: "The policy casts a text column to uuid to compare it with auth.uid(): one row holding anything else makes every query on the table fail, and no index on the column is used.",

@@ -8,10 +8,13 @@ public struct SecurityAdvisor: Sendable {
     /// The schemas the Data API exposes (default `public`).
     public let schemas: [String]
     public let ignore: [AdvisorIgnoreRule]
+    /// The checks to run, by name; nil for all. `verify` asks for the few its advice shows.
+    public let only: Set<String>?
 
-    public init(schemas: [String] = ["public"], ignore: [AdvisorIgnoreRule] = []) {
+    public init(schemas: [String] = ["public"], ignore: [AdvisorIgnoreRule] = [], only: Set<String>? = nil) {
         self.schemas = schemas
         self.ignore = ignore
+        self.only = only
     }
 
     /// What one run found, and the checks that could not run (with why).
@@ -29,9 +32,11 @@ public struct SecurityAdvisor: Sendable {
     public func run(_ c: Connection, logger: Logger = .silent, checked: (Int) -> Void = { _ in }) throws -> Report {
         let started = Date()
         var report = Report()
-        _ = try c.execute("begin transaction isolation level repeatable read read only")
-        defer { _ = try? c.execute("rollback") }
-        for check in AdvisorCatalog.checks {
+        // Inside a caller's transaction the checks run in savepoints of it; otherwise in a read-only one of their own.
+        let ownTransaction = c.transactionStatus == .idle
+        if ownTransaction { _ = try c.execute("begin transaction isolation level repeatable read read only") }
+        defer { if ownTransaction { _ = try? c.execute("rollback") } }
+        for check in AdvisorCatalog.checks where only?.contains(check.name) ?? true {
             _ = try c.execute("savepoint steward_advisor_check")
             do {
                 let checkStarted = Date()

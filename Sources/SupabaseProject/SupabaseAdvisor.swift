@@ -1,8 +1,10 @@
+import Advisor
 import Migrations
 import Postgres
 
-/// The Supabase user-management app's schema knowledge for `verify`: the quickstart's known weaknesses (and Supabase
-/// Security Advisor findings) as advice, and which opt-in hardening is enforced, read from the live catalog.
+/// The Supabase user-management app's schema knowledge for `verify`: the quickstart's known weaknesses as advice, and
+/// which opt-in hardening is enforced, read from the live catalog. Its security advice is a few of the security
+/// advisor's checks (`Advisor`), asked for by name, so `verify` and `steward advise` cannot disagree.
 public struct SupabaseAdvisor: SchemaAdvisor {
     public init() {}
 
@@ -43,12 +45,8 @@ public struct SupabaseAdvisor: SchemaAdvisor {
         return lines
     }
 
-    /// A policy check (SQL over `p`, a `pg_policy` row) that a request without a signed-in user cannot pass: it
-    /// compares `auth.uid()` and never asks whether it is null (for anon, `auth.uid()` is null and the comparison fails).
-    static let needsSignIn = """
-        (coalesce(pg_get_expr(case when p.polcmd = 'a' then p.polwithcheck else coalesce(p.polwithcheck, p.polqual) end, p.polrelid), '') ~ 'auth\\.uid\\(\\)'
-         and coalesce(pg_get_expr(case when p.polcmd = 'a' then p.polwithcheck else coalesce(p.polwithcheck, p.polqual) end, p.polrelid), '') !~* '(is null|coalesce|is not distinct)')
-        """
+    /// A policy check (SQL over `p`) that a request without a signed-in user cannot pass, as the advisor judges it.
+    static let needsSignIn = AdvisorCatalog.policyNeedsSignIn
 
     /// Who may upload, from what the live INSERT policies on storage.objects allow (a permissive policy whose check is
     /// not plainly false; the service role bypasses row level security and is not counted; a check that needs a
@@ -75,12 +73,22 @@ public struct SupabaseAdvisor: SchemaAdvisor {
         return "avatar uploads: only the roles \(roles.sorted().joined(separator: ", ")) (neither anon nor authenticated)"
     }
 
-    /// The quickstart's known weaknesses still present in this database.
+    /// The advisor's checks whose findings `verify` shows as advice.
+    static let advisedChecks: Set<String> = [
+        "storage_insert_allows_anon", "anon_security_definer_function_executable", "authenticated_security_definer_function_executable",
+        "rls_table_truncate_granted",
+    ]
+
+    /// The quickstart's known weaknesses still present in this database: the advisor's findings of `advisedChecks` in
+    /// `public` (and on storage.objects), and two of the quickstart's schema that are not security checks (usernames
+    /// unique only case-sensitively, a profile that blocks deleting its user).
     public func advisories(_ connection: Connection) throws -> [String] {
+        let findings = try SecurityAdvisor(schemas: ["public"], only: Self.advisedChecks).run(connection).findings
+        func found(_ name: String) -> [AdvisorFinding] {
+            findings.filter { $0.name == name && $0.ignoredBecause == nil }.sorted { $0.object < $1.object }
+        }
         let row = try connection.query("""
             select
-              exists (select 1 from pg_policy p where p.polrelid = to_regclass('storage.objects') and p.polcmd in ('a', '*')
-                      and (0 = any (p.polroles) or to_regrole('anon') = any (p.polroles)) and not \(unescaped: Self.needsSignIn)) as anon_upload,
               to_regclass('public.profiles') is not null
                 and exists (select 1 from pg_attribute where attrelid = to_regclass('public.profiles') and attname = 'username' and not attisdropped)
                 and not exists (
@@ -90,7 +98,7 @@ public struct SupabaseAdvisor: SchemaAdvisor {
                       and c.confrelid = to_regclass('auth.users') and c.confdeltype not in ('c', 'n')) as no_cascade
             """).firstRow()
         var advisories: [String] = []
-        if try row.decode(Bool.self, "anon_upload") {
+        if !found("storage_insert_allows_anon").isEmpty {
             advisories.append("storage.objects: an INSERT policy applies to every role, so anonymous (anon) clients may upload to the bucket")
         }
         if try row.decode(Bool.self, "case_sensitive") {
@@ -99,37 +107,27 @@ public struct SupabaseAdvisor: SchemaAdvisor {
         if try row.decode(Bool.self, "no_cascade") {
             advisories.append("public.profiles: the foreign key to auth.users has no ON DELETE CASCADE, so deleting a user who has a profile fails")
         }
-        // Supabase's Security Advisor (anon/authenticated_security_definer_function_executable): a SECURITY DEFINER
-        // function in public runs with its owner's rights, and anon or authenticated may call it through /rest/v1/rpc.
-        for row in try connection.query("""
-            select format('public.%I(%s)', p.proname, oidvectortypes(p.proargtypes)),
-                   array_to_string(array_remove(array[case when has_function_privilege('anon', p.oid, 'EXECUTE') then 'anon' end,
-                       case when has_function_privilege('authenticated', p.oid, 'EXECUTE') then 'authenticated' end], null), ', ')
-            from pg_proc p where p.pronamespace = 'public'::regnamespace and p.prosecdef
-              and (has_function_privilege('anon', p.oid, 'EXECUTE') or has_function_privilege('authenticated', p.oid, 'EXECUTE'))
-            order by 1
-            """).rows {
-            let function = try row.decode(String.self, at: 0)
-            // The opt-in files cover the quickstart's trigger function only; any other gets the statement itself.
-            let fix = function == "public.handle_new_user()"
-                ? "opt in: sql/optional/api-hardening revokes EXECUTE from PUBLIC, anon and authenticated"
-                : "unless the app calls it through /rest/v1/rpc: revoke execute on function \(function) from public, anon, authenticated"
-            advisories.append("\(function): SECURITY DEFINER and executable by \(try row.decode(String.self, at: 1)) (callable through /rest/v1/rpc "
-                + "with its owner's rights); \(fix)")
+        // anon/authenticated_security_definer_function_executable, one line a function naming both roles.
+        let executable = found("anon_security_definer_function_executable") + found("authenticated_security_definer_function_executable")
+        var functions: [String] = []
+        for finding in executable where !functions.contains(finding.object) { functions.append(finding.object) }
+        for function in functions.sorted() {
+            let these = executable.filter { $0.object == function }
+            let roles = these.map { $0.name.hasPrefix("anon_") ? "anon" : "authenticated" }.joined(separator: ", ")
+            // The advisor reports a trigger function at info level: nobody can call it, though it holds EXECUTE.
+            let reach = these.allSatisfy { $0.level == .info }
+                ? "a trigger function: a direct call fails, so nobody runs it through /rest/v1/rpc; the Security Advisor lists it all the same"
+                : "callable through /rest/v1/rpc with its owner's rights"
+            let fix = these.first?.migration.map { "opt in: \($0) revokes EXECUTE from PUBLIC, anon and authenticated" }
+                ?? "unless the app calls it through /rest/v1/rpc: revoke execute on function \(function) from public, anon, authenticated"
+            advisories.append("\(function): SECURITY DEFINER and executable by \(roles) (\(reach)); \(fix)")
         }
-        // Row level security does not cover TRUNCATE: a client role that holds it may empty the table.
-        for row in try connection.query("""
-            select format('public.%I', c.relname),
-                   array_to_string(array_remove(array[case when has_table_privilege('anon', c.oid, 'TRUNCATE') then 'anon' end,
-                       case when has_table_privilege('authenticated', c.oid, 'TRUNCATE') then 'authenticated' end], null), ', ')
-            from pg_class c where c.relnamespace = 'public'::regnamespace and c.relkind in ('r', 'p')
-              and (has_table_privilege('anon', c.oid, 'TRUNCATE') or has_table_privilege('authenticated', c.oid, 'TRUNCATE'))
-            order by 1
-            """).rows {
-            let table = try row.decode(String.self, at: 0)
-            let fix = table == "public.profiles" ? "opt in: sql/optional/api-hardening" : "revoke truncate on \(table) from anon, authenticated"
-            advisories.append("\(table): \(try row.decode(String.self, at: 1)) may TRUNCATE it "
-                + "(row level security does not cover TRUNCATE); \(fix)")
+        // rls_table_truncate_granted: row level security does not cover TRUNCATE.
+        for finding in found("rls_table_truncate_granted") {
+            let granted = "TRUNCATE granted to "
+            let roles = finding.detail.hasPrefix(granted) ? String(finding.detail.dropFirst(granted.count)) : finding.detail
+            let fix = finding.migration.map { "opt in: \($0)" } ?? "revoke truncate on \(finding.object) from anon, authenticated"
+            advisories.append("\(finding.object): \(roles) may TRUNCATE it (row level security does not cover TRUNCATE); \(fix)")
         }
         return advisories
     }

@@ -15,8 +15,9 @@ enum AdviseCommand: StewardCommand {
         Runs every check as one catalog query in a read-only transaction that is rolled back: tables of the exposed
         schemas ([advisor] schemas, default public) without row level security, tables anon can read that hold emails,
         SECURITY DEFINER functions and views, policies that call auth.uid() per row or cast a text column to uuid,
-        TRUNCATE granted on tables with row level security, storage buckets open to anon, duplicate and missing indexes.
-        Each finding names the check, its level, the object, why it matters and the fix. Findings are recorded in
+        TRUNCATE granted on tables with row level security, storage buckets open to anon, duplicate and missing indexes,
+        and every other Security Advisor lint on the app's own objects under its name. Each finding names the check, its
+        level, the object, why it matters, the fix and the opt-in folder that fixes that object. Findings are recorded in
         steward.advisor_findings (first_seen, last_seen, resolved_at). Rules silenced with [advisor] ignore still show
         in --json. Exits 2 when an error-level finding exists; with --fail-on-findings, also when a finding is new.
         """,
