@@ -64,8 +64,15 @@ public struct MentionMatcher: Sendable {
         scanEncodedRuns(text)
     }
 
-    /// Runs of at least this many base64 characters are decoded.
+    /// Runs of at least this many base64 characters are always decoded (when the shortest pattern is long enough).
     static let shortestEncodedRun = 8
+
+    /// The shortest run that can hold a pattern: `n` bytes take at least `4n/3` characters, so with a short name
+    /// among the patterns (a 5-byte `z:=.F` is `ejo9LkY=`, 7 characters and a pad) shorter runs are decoded too.
+    var shortestRunToDecode: Int {
+        guard let shortest = lengths.first else { return Self.shortestEncodedRun }
+        return min(Self.shortestEncodedRun, max(2, (4 * shortest + 2) / 3))
+    }
 
     /// The value of each byte as a base64 digit (both alphabets: `+` and `-` are 62, `/` and `_` 63), -1 for others.
     static let sextets: [Int8] = (0..<256).map { byte -> Int8 in
@@ -80,22 +87,19 @@ public struct MentionMatcher: Sendable {
     }
 
     /// A name carried base64-encoded (an image proxy's signed URL that embeds the source URL, a request path of
-    /// encoded JSON, a `data:` URI, a token): every run of base64 characters in both alphabets, at least
-    /// `shortestEncodedRun` long and holding upper- and lower-case letters (hex names and UUIDs have one case), is
-    /// decoded from each of its first four characters (the encoded text may start anywhere in the run) and the bytes
-    /// are read as a text. Decoding only adds places to look.
+    /// encoded JSON, a `data:` URI, a token): every run of base64 characters in both alphabets at least
+    /// `shortestRunToDecode` long is decoded from each of its first four characters (the encoded text may start
+    /// anywhere in the run) and the bytes are read as a text. No run is skipped for its look (one case, hex digits
+    /// only): a short name's encoding can look like anything (`x.` is `eC4`). Decoding only adds places to look.
     private mutating func scanEncodedRuns(_ text: UnsafeBufferPointer<UInt8>) {
         var start = 0
         var decoded: [UInt8] = []
+        let shortest = shortestRunToDecode
         while start < text.count, foundCount < count {
             guard Self.sextets[Int(text[start])] >= 0 else { start += 1; continue }
-            var end = start, upper = false, lower = false
-            while end < text.count, Self.sextets[Int(text[end])] >= 0 {
-                let byte = text[end]
-                if byte >= 65 && byte <= 90 { upper = true } else if byte >= 97 && byte <= 122 { lower = true }
-                end += 1
-            }
-            if end - start >= Self.shortestEncodedRun, upper, lower {
+            var end = start
+            while end < text.count, Self.sextets[Int(text[end])] >= 0 { end += 1 }
+            if end - start >= shortest {
                 for offset in 0..<4 {
                     decoded.removeAll(keepingCapacity: true)
                     // Groups of four characters make three bytes; a last partial group (an unpadded end) of two or

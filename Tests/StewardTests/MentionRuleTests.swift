@@ -94,6 +94,26 @@ struct MentionRuleTests {
         }
     }
 
+    @Test("property: a short name (1 to 9 bytes) carried base64-encoded, padded or not, either alphabet, inside prose, is found")
+    func shortBase64Names() {
+        var random = SeededGenerator.fromEnvironment()
+        print("mention rule (short base64): seed \(random.seed); replay with STEWARD_TEST_SEED=\(random.seed)")
+        let alphabet = Array("abcxyzABCXYZ019:=._-~ é".utf8)
+        for round in 0..<2000 {
+            let name = (0..<Int.random(in: 1...9, using: &random)).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &random)] }
+            var encoded = Data(name).base64EncodedString()
+            if Bool.random(using: &random) { encoded = String(encoded.prefix { $0 != "=" }) }
+            if Bool.random(using: &random) { encoded = encoded.replacing("+", with: "-").replacing("/", with: "_") }
+            let text = Array("Avatar: data:text/plain;base64,\(encoded).webp and more".utf8)
+            var matcher = MentionMatcher()
+            matcher.add(name)
+            matcher.add(Array("some-other-much-longer-name.jpeg".utf8))
+            matcher.scan(text)
+            let found = matcher.wasFound(name)
+            #expect(found, "seed \(random.seed), round \(round): \(name) as \(encoded)")
+        }
+    }
+
     @Test("property: 1,200 generated mentions through the real job and emulator: none deleted, every true orphan is; the summary matches the bucket and the audit")
     func job() throws {
         let seed = SeededGenerator.seedFromEnvironment ^ 0x0B
