@@ -10,6 +10,20 @@ extension AdvisorCatalog {
         "lower(regexp_replace(coalesce(\(expression), ''), '\\s', '', 'g')) in ('true', '(true)', '1=1', '(1=1)')"
     }
 
+    /// Relations of `relkind` in the exposed schemas that anon or authenticated may select, which row level security
+    /// cannot cover (materialized views, foreign tables).
+    static func readableWithoutRowSecurity(_ name: String, relkind: String, why: String) -> AdvisorCheck {
+        AdvisorCheck(name, .warn, why: why,
+                     fix: "revoke select on … from anon, authenticated (or move it to a schema the API does not expose).",
+                     sql: """
+                        select n.nspname, c.relname, 'selectable by ' || concat_ws(', ', case when has_table_privilege('anon', c.oid, 'select') then 'anon' end,
+                               case when has_table_privilege('authenticated', c.oid, 'select') then 'authenticated' end)
+                        from pg_class c join pg_namespace n on n.oid = c.relnamespace
+                        where c.relkind = '\(relkind)' and n.nspname = any($1::text[]) and \(notFromExtension)
+                          and (has_table_privilege('anon', c.oid, 'select') or has_table_privilege('authenticated', c.oid, 'select'))
+                        """)
+    }
+
     static let objectChecks: [AdvisorCheck] = [
         AdvisorCheck("rls_policy_always_true", .warn,
                      why: "The policy lets anon or authenticated change or add any row: row level security is on, but this policy admits everything it applies to.",
@@ -37,26 +51,10 @@ extension AdvisorCatalog {
                         where c.relkind = 'r' and n.nspname = any($1::text[]) and \(notFromExtension)
                           and not exists (select 1 from pg_index i where i.indrelid = c.oid and i.indisprimary)
                         """),
-        AdvisorCheck("materialized_view_in_api", .warn,
-                     why: "A materialized view has no row level security: anon or authenticated can read all of it through the Data API.",
-                     fix: "revoke select on … from anon, authenticated (or move it to a schema the API does not expose).",
-                     sql: """
-                        select n.nspname, c.relname, 'selectable by ' || concat_ws(', ', case when has_table_privilege('anon', c.oid, 'select') then 'anon' end,
-                               case when has_table_privilege('authenticated', c.oid, 'select') then 'authenticated' end)
-                        from pg_class c join pg_namespace n on n.oid = c.relnamespace
-                        where c.relkind = 'm' and n.nspname = any($1::text[]) and \(notFromExtension)
-                          and (has_table_privilege('anon', c.oid, 'select') or has_table_privilege('authenticated', c.oid, 'select'))
-                        """),
-        AdvisorCheck("foreign_table_in_api", .warn,
-                     why: "A foreign table has no row level security: anon or authenticated can read the remote data through the Data API.",
-                     fix: "revoke select on … from anon, authenticated (or move it to a schema the API does not expose).",
-                     sql: """
-                        select n.nspname, c.relname, 'selectable by ' || concat_ws(', ', case when has_table_privilege('anon', c.oid, 'select') then 'anon' end,
-                               case when has_table_privilege('authenticated', c.oid, 'select') then 'authenticated' end)
-                        from pg_class c join pg_namespace n on n.oid = c.relnamespace
-                        where c.relkind = 'f' and n.nspname = any($1::text[]) and \(notFromExtension)
-                          and (has_table_privilege('anon', c.oid, 'select') or has_table_privilege('authenticated', c.oid, 'select'))
-                        """),
+        readableWithoutRowSecurity("materialized_view_in_api", relkind: "m",
+                     why: "A materialized view has no row level security: anon or authenticated can read all of it through the Data API."),
+        readableWithoutRowSecurity("foreign_table_in_api", relkind: "f",
+                     why: "A foreign table has no row level security: anon or authenticated can read the remote data through the Data API."),
         AdvisorCheck("extension_in_public", .warn,
                      why: "The extension's functions and types sit in public, which the Data API exposes and every role searches: they can be called over /rest/v1/rpc and shadow names.",
                      fix: "alter extension … set schema extensions (or drop and create it there).",
