@@ -21,34 +21,30 @@ struct SchemaRecord {
             try connection.query("""
                 insert into steward.schema_record (version, grp, members)
                 select $1, g.grp, g.members::jsonb from unnest($2::text[], $3::text[]) with ordinality as g(grp, members, n) order by g.n
-                """, [version, groups, groups.map { group in JSON.object(changes[group]!.sorted { $0.key < $1.key }.map { ($0.key, JSON.string($0.value)) }).rendered }])
+                """, [version, groups, groups.map { Self.json(changes[$0]!).rendered }])
         }
         try connection.query("update steward.schema_migrations set catalog_recorded = $2 where version = $1", [version, method])
     }
 
     /// The catalog kept before a no-transaction file's first try, if a try failed part-way (see `schema_record_pending`).
     func pendingBefore(_ version: String) throws -> CatalogSnapshot? {
+        // One row a group; a kept snapshot with no groups is one row of nulls, no kept snapshot no row.
         let rows = try connection.query("""
-            select g.key, (select coalesce(array_agg(k order by k), '{}') from jsonb_object_keys(g.value) k),
-                   (select coalesce(array_agg(g.value ->> k order by k), '{}') from jsonb_object_keys(g.value) k)
-            from steward.schema_record_pending p, jsonb_each(p.groups) g where p.version = $1
+            select g.key, \(Self.keysAndValues("g.value"))
+            from steward.schema_record_pending p left join lateral jsonb_each(p.groups) g on true where p.version = $1
             """, [version]).rows
-        guard try connection.query("select exists (select 1 from steward.schema_record_pending where version = $1)", [version]).scalar(Bool.self) else {
-            return nil
-        }
+        guard !rows.isEmpty else { return nil }
         var snapshot = CatalogSnapshot()
         for row in rows {
-            snapshot.groups[try row.decode(String.self, at: 0)] = Dictionary(zip(try row.decode([String].self, at: 1), try row.decode([String].self, at: 2)),
-                                                                             uniquingKeysWith: { a, _ in a })
+            guard let group = try row.decode(String?.self, at: 0) else { continue }
+            snapshot.groups[group] = try Self.members(row, at: 1)
         }
         return snapshot
     }
 
     /// Keeps `snapshot` as the catalog before `version`'s first try (committed at once: the file runs outside a transaction).
     func keepPendingBefore(_ version: String, _ snapshot: CatalogSnapshot) throws {
-        let json = JSON.object(snapshot.groups.keys.sorted().map { group in
-            (group, JSON.object(snapshot.groups[group]!.sorted { $0.key < $1.key }.map { ($0.key, JSON.string($0.value)) }))
-        }).rendered
+        let json = JSON.object(snapshot.groups.keys.sorted().map { ($0, Self.json(snapshot.groups[$0]!)) }).rendered
         try connection.query("insert into steward.schema_record_pending (version, groups) values ($1, $2::jsonb) on conflict (version) do nothing", [version, json])
     }
 
@@ -64,20 +60,35 @@ struct SchemaRecord {
         var byVersion: [String: [String: [String: String]]] = [:]
         var appliedAt: [String: Double] = [:]
         for row in try connection.query("""
-            select r.version, r.grp, (select coalesce(array_agg(k order by k), '{}') from jsonb_object_keys(r.members) k),
-                   (select coalesce(array_agg(r.members ->> k order by k), '{}') from jsonb_object_keys(r.members) k),
-                   extract(epoch from m.applied_at)::float8
+            select r.version, r.grp, \(Self.keysAndValues("r.members")), extract(epoch from m.applied_at)::float8
             from steward.schema_record r join steward.schema_migrations m using (version) order by r.seq
             """).rows {
             let version = try row.decode(String.self, at: 0)
-            let keys = try row.decode([String].self, at: 2)
-            let values = try row.decode([String].self, at: 3)
-            byVersion[version, default: [:]][try row.decode(String.self, at: 1)] = Dictionary(zip(keys, values), uniquingKeysWith: { a, _ in a })
+            byVersion[version, default: [:]][try row.decode(String.self, at: 1)] = try Self.members(row, at: 2)
             appliedAt[version] = try row.decode(Double.self, at: 4)
         }
         return byVersion.keys.sorted { a, b in
             appliedAt[a]! != appliedAt[b]! ? appliedAt[a]! < appliedAt[b]! : MigrationSource.versionOrder(a, b)
         }.map { ($0, byVersion[$0]!) }
+    }
+
+    /// A group's members as the `jsonb` object they are stored as (keys in order).
+    static func json(_ members: [String: String]) -> JSON {
+        .object(members.sorted { $0.key < $1.key }.map { ($0.key, JSON.string($0.value)) })
+    }
+
+    /// Two columns, the keys and the values of the `jsonb` object `column` (text arrays in key order), read back by
+    /// `members(_:at:)`.
+    static func keysAndValues(_ column: String) -> PostgresQuery {
+        """
+        (select coalesce(array_agg(k order by k), '{}') from jsonb_object_keys(\(unescaped: column)) k),
+        (select coalesce(array_agg(\(unescaped: column) ->> k order by k), '{}') from jsonb_object_keys(\(unescaped: column)) k)
+        """
+    }
+
+    /// The members `keysAndValues` read, from columns `index` and `index + 1`.
+    static func members(_ row: Row, at index: Int) throws -> [String: String] {
+        Dictionary(zip(try row.decode([String].self, at: index), try row.decode([String].self, at: index + 1)), uniquingKeysWith: { a, _ in a })
     }
 
     /// The expected state of every group any applied file changed: the last file's (in migration order) wins.
