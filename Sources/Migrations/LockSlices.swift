@@ -99,6 +99,11 @@ final class BlockerWatch: Sendable {
         from pg_stat_activity a where a.pid = any(pg_blocking_pids($1)) order by a.pid
         """
 
+    /// The blockers a watch saw, for a log line.
+    static func describe(_ blockers: [String]) -> String {
+        blockers.isEmpty ? "unknown (gone before it was seen)" : blockers.joined(separator: "; ")
+    }
+
     static func describe(_ row: Row) throws -> String {
         "pid \(try row.decode(Int.self, "pid")) (application_name \(try row.decode(String.self, "app")), user \(try row.decode(String.self, "usr")), "
             + "\(try row.decode(String.self, "state")), transaction since \(try row.decode(String.self, "since")), query: \(try row.decode(String.self, "query")))"

@@ -361,7 +361,7 @@ public struct Migrator {
         var story: [String] = []
         while true {
             let slice = options.lockRetry.slice(attempt: attempt)
-            let watch = slice > 0 ? BlockerWatch(target: connection.target, pid: connection.backendPID, interval: max(0.1, Double(slice) / 2000)) : nil
+            let watch = watchBlockers(slice: slice)
             do {
                 try applyOnce(file, history: history, cli: cli, options: options, slice: slice, started: started)
                 _ = watch?.stop()
@@ -389,7 +389,7 @@ public struct Migrator {
                 }
                 logger.warning("lock wait: rolled back and will try again", [
                     ("file", file.fileName), ("try", String(attempt + 1)), ("slice_ms", String(slice)), ("sqlstate", error.sqlState ?? ""),
-                    ("retry_in_ms", String(Int(wait * 1000))), ("blocked_by", blockers.isEmpty ? "unknown (gone before it was seen)" : blockers.joined(separator: "; ")),
+                    ("retry_in_ms", String(Int(wait * 1000))), ("blocked_by", BlockerWatch.describe(blockers)),
                 ])
                 usleep(useconds_t(wait * 1_000_000))
                 attempt += 1
@@ -506,7 +506,7 @@ public struct Migrator {
                 }
             }
             let invalidBefore = Set(try invalidIndexes())
-            let watch = slice > 0 ? BlockerWatch(target: connection.target, pid: connection.backendPID, interval: max(0.1, Double(slice) / 2000)) : nil
+            let watch = watchBlockers(slice: slice)
             do {
                 try run(statement, of: file, index: index)
                 _ = watch?.stop()
@@ -530,12 +530,17 @@ public struct Migrator {
                 }
                 logger.warning("lock wait: gave way and will try the statement again", [
                     ("file", file.fileName), ("statement", String(index + 1)), ("try", String(attempt + 1)), ("lock_timeout_ms", String(timeout)),
-                    ("retry_in_ms", String(Int(wait * 1000))), ("blocked_by", blockers.isEmpty ? "unknown (gone before it was seen)" : blockers.joined(separator: "; ")),
+                    ("retry_in_ms", String(Int(wait * 1000))), ("blocked_by", BlockerWatch.describe(blockers)),
                 ])
                 usleep(useconds_t(wait * 1_000_000))
                 attempt += 1
             }
         }
+    }
+
+    /// Watches who blocks this session while a try with a `slice` ms `lock_timeout` runs (nothing to watch without one).
+    private func watchBlockers(slice: Int) -> BlockerWatch? {
+        slice > 0 ? BlockerWatch(target: connection.target, pid: connection.backendPID, interval: max(0.1, Double(slice) / 2000)) : nil
     }
 
     /// Drops (concurrently) the indexes a failed concurrent build left INVALID that were not invalid before it.
