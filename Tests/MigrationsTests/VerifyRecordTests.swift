@@ -104,4 +104,25 @@ struct VerifyRecordTests {
             #expect(elsewhere.exitCode == 0 && elsewhere.stdout.contains("note: built the record of 5 applied file(s)"), "\(elsewhere.output)")
         }
     }
+
+    @Test("a no-transaction file that failed part-way and ran again is recorded whole: what its first try made is expected too")
+    func retriedNoTransactionFile() throws {
+        try withTestDatabase { db in
+            let folder = try MigrationFolder.withProjectFiles([
+                "0006_docs.sql": "create table public.docs (id int primary key, title text);\ncreate table public.notes (id int primary key, body text);\n",
+                "0007_indexes.sql": "-- steward:no-transaction\ncreate index concurrently if not exists docs_title on public.docs (title);\n"
+                    + "create index concurrently if not exists notes_body on public.notes (bodyy);\n",
+            ])
+            defer { folder.delete() }
+            #expect(try run(["migrate"], db, folder).exitCode == 1)
+            try folder.write("0007_indexes.sql", "-- steward:no-transaction\ncreate index concurrently if not exists docs_title on public.docs (title);\n"
+                + "create index concurrently if not exists notes_body on public.notes (body);\n")
+            #expect(try run(["migrate"], db, folder).exitCode == 0)
+            #expect(try run(["verify"], db, folder).exitCode == 0)
+            try db.connect().execute("drop index public.docs_title")
+            let drift = try run(["verify"], db, folder)
+            #expect(drift.exitCode == 2 && drift.stdout.contains("0007_indexes.sql: table public.docs indexes: CREATE INDEX ON public.docs USING btree (title) is missing"),
+                    "\(drift.output)")
+        }
+    }
 }
