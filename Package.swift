@@ -63,7 +63,9 @@ let package = Package(
         // Time zones from the system's tzdata files, and the one owner of calendar arithmetic.
         .target(name: "TimeZones"),
         .target(name: "Advisor", dependencies: ["OutputText", "Postgres", "StewardLog"], exclude: ["advisor-findings.sql"]),
-        .target(name: "Storage", dependencies: ["OutputText", "BlockingExecutor", "HTTP", "StewardLog"]),
+        .target(name: "Storage", dependencies: ["OutputText", "BlockingExecutor", "HTTP", "StewardLog"],
+                exclude: ["mention-decode.sql", "mention-patterns.sql", "mention-texts.sql", "reference-matches.sql", "reference-names.sql"],
+                plugins: ["EmbedSchema"]),
         .target(name: "Apple", dependencies: ["OutputText", "BlockingExecutor", "LibCrypto", "HTTP"]),
         // Every advisory lock key Steward takes.
         .target(name: "AdvisoryLocks"),
