@@ -107,6 +107,7 @@ let package = Package(
         .testTarget(name: "AdvisorTests", dependencies: ["Advisor", "AdvisorJob", "Jobs", "LegacyImport", "Migrations", "Postgres", "SupabaseProject", "TestSupport"]),
         .testTarget(name: "OrphanAvatarsTests", dependencies: ["OrphanAvatars"]),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Storage", "StewardLog"]),
+        .testTarget(name: "ControlTests", dependencies: ["Control"]),
         .testTarget(name: "StewardTests", dependencies: ["OutputText", "FileSystem", "Postgres", "Storage", "TestSupport", "steward"]),
     ] + jobModules
 )
