@@ -108,6 +108,7 @@ let package = Package(
         .testTarget(name: "OrphanAvatarsTests", dependencies: ["OrphanAvatars"]),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Storage", "StewardLog"]),
         .testTarget(name: "ControlTests", dependencies: ["Control"]),
+        .testTarget(name: "DaemonTests", dependencies: ["Daemon"]),
         .testTarget(name: "StewardTests", dependencies: ["OutputText", "FileSystem", "Postgres", "Storage", "TestSupport", "steward"]),
     ] + jobModules
 )
