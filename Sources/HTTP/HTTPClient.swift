@@ -168,6 +168,21 @@ extension HTTPClient {
     }
 }
 
+extension HTTPError.Code {
+    init(_ code: CURLcode) { self.init(rawValue: Int(code.rawValue)) }
+
+    /// The named codes with the `CURLcode` each stands for, from libcurl's header (for the test that they agree).
+    static var named: [(Self, Int)] {
+        let pairs: [(Self, CURLcode)] = [
+            (.failedInit, CURLE_FAILED_INIT), (.couldNotResolveHost, CURLE_COULDNT_RESOLVE_HOST), (.couldNotConnect, CURLE_COULDNT_CONNECT),
+            (.writeError, CURLE_WRITE_ERROR), (.timedOut, CURLE_OPERATION_TIMEDOUT), (.sslConnectError, CURLE_SSL_CONNECT_ERROR),
+            (.abortedByCallback, CURLE_ABORTED_BY_CALLBACK), (.gotNothing, CURLE_GOT_NOTHING), (.sendError, CURLE_SEND_ERROR),
+            (.receiveError, CURLE_RECV_ERROR),
+        ]
+        return pairs.map { ($0.0, Int($0.1.rawValue)) }
+    }
+}
+
 /// One libcurl easy handle: used by one thread at a time, shared only through `HTTPSession` (or a session of its own).
 @available(*, unavailable)
 extension HTTPClient: Sendable {}

@@ -1,33 +1,36 @@
-internal import CCurl
-
 /// A transfer that did not produce a response: no connection, a timeout, a broken connection, an answer over the
 /// size cap, a cancellation; with libcurl's result code, so callers decide from what happened rather than from the
 /// message or the time it took.
 public struct HTTPError: Error, Sendable, CustomStringConvertible {
-    /// libcurl's result code (`CURLcode`): the ones Steward tells apart by name, any other by its number.
+    /// libcurl's result code (`CURLcode`): the ones Steward tells apart by name, any other by its number. The numbers
+    /// are libcurl's ABI (they never change between versions); `HTTPClient` turns each `CURLcode` into one, and a
+    /// test checks the names against libcurl's header.
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         /// The `CURLcode` number.
         public let rawValue: Int
 
         public init(rawValue: Int) { self.rawValue = rawValue }
-        init(_ code: CURLcode) { rawValue = Int(code.rawValue) }
 
-        /// libcurl could not be loaded or gave no handle.
-        public static let failedInit = Code(CURLE_FAILED_INIT)
-        public static let couldNotResolveHost = Code(CURLE_COULDNT_RESOLVE_HOST)
-        /// Nothing listens at the address, or the connection was refused.
-        public static let couldNotConnect = Code(CURLE_COULDNT_CONNECT)
-        /// The answer was refused for its size (the write callback stopped it).
-        public static let writeError = Code(CURLE_WRITE_ERROR)
-        /// The request's timeout (or the run's deadline) passed before the answer was complete.
-        public static let timedOut = Code(CURLE_OPERATION_TIMEDOUT)
-        public static let sslConnectError = Code(CURLE_SSL_CONNECT_ERROR)
-        /// Stopped by a cancellation (a job timeout, a shutdown).
-        public static let abortedByCallback = Code(CURLE_ABORTED_BY_CALLBACK)
-        /// The connection closed without a byte of answer.
-        public static let gotNothing = Code(CURLE_GOT_NOTHING)
-        public static let sendError = Code(CURLE_SEND_ERROR)
-        public static let receiveError = Code(CURLE_RECV_ERROR)
+        /// libcurl could not be loaded or gave no handle (`CURLE_FAILED_INIT`).
+        public static let failedInit = Code(rawValue: 2)
+        /// `CURLE_COULDNT_RESOLVE_HOST`.
+        public static let couldNotResolveHost = Code(rawValue: 6)
+        /// Nothing listens at the address, or the connection was refused (`CURLE_COULDNT_CONNECT`).
+        public static let couldNotConnect = Code(rawValue: 7)
+        /// The answer was refused for its size: the write callback stopped it (`CURLE_WRITE_ERROR`).
+        public static let writeError = Code(rawValue: 23)
+        /// The request's timeout (or the run's deadline) passed before the answer was complete (`CURLE_OPERATION_TIMEDOUT`).
+        public static let timedOut = Code(rawValue: 28)
+        /// `CURLE_SSL_CONNECT_ERROR`.
+        public static let sslConnectError = Code(rawValue: 35)
+        /// Stopped by a cancellation: a job timeout, a shutdown (`CURLE_ABORTED_BY_CALLBACK`).
+        public static let abortedByCallback = Code(rawValue: 42)
+        /// The connection closed without a byte of answer (`CURLE_GOT_NOTHING`).
+        public static let gotNothing = Code(rawValue: 52)
+        /// `CURLE_SEND_ERROR`.
+        public static let sendError = Code(rawValue: 55)
+        /// `CURLE_RECV_ERROR`.
+        public static let receiveError = Code(rawValue: 56)
 
         public var description: String {
             switch self {

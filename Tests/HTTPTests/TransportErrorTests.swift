@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import HTTP
+@testable import HTTP
 import Storage
 import StewardLog
 import Testing
@@ -107,6 +107,13 @@ struct TransportErrorTests {
                 guard let error = error as? StorageError else { return false }
                 return error.kind == .network && error.transport?.code == .couldNotConnect && !error.mayStillBeCarriedOut
             }
+        }
+    }
+
+    @Test func theNamedCodesAreLibcurlsNumbers() {
+        #expect(HTTPError.Code.named.count == 10)
+        for (code, number) in HTTPError.Code.named {
+            #expect(code.rawValue == number, "\(code) is CURLcode \(number) in libcurl's header")
         }
     }
 
