@@ -47,11 +47,11 @@ let package = Package(
         .target(name: "OutputText"),
         // Log lines: levels, sinks, the secret redactor.
         .target(name: "StewardLog", dependencies: ["FileSystem", "OutputText"]),
-        .target(name: "Migrations", dependencies: ["OutputText", "AdvisoryLocks", "Postgres", "LibCrypto", "StewardLog", "SQLParser", "StewardSchema"],
+        .target(name: "Migrations", dependencies: ["OutputText", "AdvisoryLocks", "Config", "Postgres", "LibCrypto", "StewardLog", "SQLParser", "StewardSchema"],
                 exclude: ["steward-schema.sql", "supabase-cli-method.sql", "schema-record.sql"]),
         // What each pending statement locks, on which table and for how long (scan, rewrite), judged against the live
         // catalog: `steward lint`, and the gate `migrate` runs before applying.
-        .target(name: "Lint", dependencies: ["OutputText", "Migrations", "Postgres", "SQLParser"]),
+        .target(name: "Lint", dependencies: ["OutputText", "Config", "Migrations", "Postgres", "SQLParser"]),
         // Steward's own tables: the owners' .sql files, embedded at build time in version order (versions.txt).
         .target(name: "StewardSchema", exclude: ["versions.txt"], plugins: ["EmbedSchema"]),
         .plugin(name: "EmbedSchema", capability: .buildTool(), dependencies: ["EmbedSchemaTool"]),
@@ -63,11 +63,11 @@ let package = Package(
         // Time zones from the system's tzdata files, and the one owner of calendar arithmetic.
         .target(name: "TimeZones"),
         .target(name: "Advisor", dependencies: ["OutputText", "Postgres", "StewardLog"], exclude: ["advisor-findings.sql"]),
-        .target(name: "Storage", dependencies: ["OutputText", "BlockingExecutor", "HTTP", "StewardLog"]),
+        .target(name: "Storage", dependencies: ["OutputText", "BlockingExecutor", "Config", "HTTP", "StewardLog"]),
         .target(name: "Apple", dependencies: ["OutputText", "BlockingExecutor", "LibCrypto", "HTTP"]),
         // Every advisory lock key Steward takes.
         .target(name: "AdvisoryLocks"),
-        .target(name: "Alerts", dependencies: ["OutputText", "HTTP", "StewardLog", "Postgres"], exclude: ["alerts.sql"]),
+        .target(name: "Alerts", dependencies: ["OutputText", "Config", "HTTP", "StewardLog", "Postgres"], exclude: ["alerts.sql"]),
         // The job framework; each job is a module of its own on top of it (`jobModules`, above).
         .target(name: "Jobs", dependencies: ["OutputText", "AdvisoryLocks", "Config", "StewardLog", "Postgres", "Scheduler"], exclude: ["job-runs.sql"]),
         .target(name: "CSystem"),
@@ -93,7 +93,7 @@ let package = Package(
         .testTarget(name: "MigrationsTests", dependencies: ["Migrations", "Postgres", "SQLParser", "LibCrypto", "StewardSchema", "SupabaseProject", "TestSupport"],
                     exclude: ["Fixtures"]),
         .testTarget(name: "LintTests", dependencies: ["Lint", "Migrations", "Postgres", "TestSupport"]),
-        .testTarget(name: "ConfigTests", dependencies: ["OutputText", "Config", "CLI", "Jobs", "StewardLog", "Scheduler", "Control", "TestSupport", "steward",
+        .testTarget(name: "ConfigTests", dependencies: ["OutputText", "Config", "CLI", "Daemon", "Jobs", "Migrations", "StewardLog", "Scheduler", "Control", "TestSupport", "steward",
                                                     "OrphanAvatars", "PruneHistory", "UsernameCheck"]),
         .testTarget(name: "SchedulerTests", dependencies: ["Scheduler"]),
         .testTarget(name: "JobsTests", dependencies: ["Jobs", "OutputText", "StewardLog", "TestSupport"]),
