@@ -5,10 +5,9 @@ import PackageDescription
 /// the job types once, in `Sources/steward/StewardJobs.swift`.
 let jobModules: [Target] = [
     .target(name: "PruneHistory", dependencies: ["Config", "Jobs", "Postgres"]),
-    .target(name: "UsernameCheck", dependencies: ["Config", "Jobs", "OutputText", "Postgres", "Usernames"], exclude: ["username-findings.sql"]),
-    .target(name: "OrphanAvatars", dependencies: ["Config", "HTTP", "Jobs", "OutputText", "StewardLog", "Postgres", "Storage"], exclude: ["deleted-objects.sql", "deleted-objects-settle-after.sql"]),
-    .target(name: "AppleSecret", dependencies: ["OutputText", "Alerts", "Apple", "Config", "LibCrypto", "HTTP", "Jobs", "StewardLog", "Postgres"],
-            exclude: ["apple-secrets.sql"]),
+    .target(name: "UsernameCheck", dependencies: ["Config", "Jobs", "OutputText", "Postgres", "Usernames"]),
+    .target(name: "OrphanAvatars", dependencies: ["Config", "HTTP", "Jobs", "OutputText", "StewardLog", "Postgres", "Storage"]),
+    .target(name: "AppleSecret", dependencies: ["OutputText", "Alerts", "Apple", "Config", "LibCrypto", "HTTP", "Jobs", "StewardLog", "Postgres"]),
     .target(name: "AdvisorJob", dependencies: ["Advisor", "Alerts", "Config", "Jobs", "StewardLog", "Postgres"]),
     .target(name: "LegacyImport", dependencies: ["Config", "Jobs", "StewardLog", "Postgres"]),
 ]
@@ -47,13 +46,13 @@ let package = Package(
         .target(name: "OutputText"),
         // Log lines: levels, sinks, the secret redactor.
         .target(name: "StewardLog", dependencies: ["FileSystem", "OutputText"]),
-        .target(name: "Migrations", dependencies: ["OutputText", "AdvisoryLocks", "Postgres", "LibCrypto", "StewardLog", "SQLParser", "StewardSchema"],
-                exclude: ["steward-schema.sql", "supabase-cli-method.sql", "schema-record.sql"]),
+        .target(name: "Migrations", dependencies: ["OutputText", "Postgres", "LibCrypto", "StewardLog", "SQLParser", "StewardDatabase"]),
         // What each pending statement locks, on which table and for how long (scan, rewrite), judged against the live
         // catalog: `steward lint`, and the gate `migrate` runs before applying.
         .target(name: "Lint", dependencies: ["OutputText", "Migrations", "Postgres", "SQLParser"]),
-        // Steward's own tables: the owners' .sql files, embedded at build time in version order (versions.txt).
-        .target(name: "StewardSchema", exclude: ["versions.txt"], plugins: ["EmbedSchema"]),
+        // Steward's footprint in the database: every advisory lock key it takes, and its own `steward` schema (the
+        // .sql file of each table in schema/, embedded at build time in the order of schema/versions.txt, and applied).
+        .target(name: "StewardDatabase", dependencies: ["Postgres"], exclude: ["schema"], plugins: ["EmbedSchema"]),
         .plugin(name: "EmbedSchema", capability: .buildTool(), dependencies: ["EmbedSchemaTool"]),
         .executableTarget(name: "EmbedSchemaTool"),
         // What Steward knows of the Supabase app's schema (advice, enforcement), kept out of the generic engine.
@@ -62,14 +61,12 @@ let package = Package(
         .target(name: "Scheduler", dependencies: ["OutputText", "TimeZones"]),
         // Time zones from the system's tzdata files, and the one owner of calendar arithmetic.
         .target(name: "TimeZones"),
-        .target(name: "Advisor", dependencies: ["OutputText", "Postgres", "StewardLog"], exclude: ["advisor-findings.sql"]),
+        .target(name: "Advisor", dependencies: ["OutputText", "Postgres", "StewardLog"]),
         .target(name: "Storage", dependencies: ["OutputText", "BlockingExecutor", "HTTP", "StewardLog"]),
         .target(name: "Apple", dependencies: ["OutputText", "BlockingExecutor", "LibCrypto", "HTTP"]),
-        // Every advisory lock key Steward takes.
-        .target(name: "AdvisoryLocks"),
-        .target(name: "Alerts", dependencies: ["OutputText", "HTTP", "StewardLog", "Postgres"], exclude: ["alerts.sql"]),
+        .target(name: "Alerts", dependencies: ["OutputText", "HTTP", "StewardLog", "Postgres"]),
         // The job framework; each job is a module of its own on top of it (`jobModules`, above).
-        .target(name: "Jobs", dependencies: ["OutputText", "AdvisoryLocks", "Config", "StewardLog", "Postgres", "Scheduler"], exclude: ["job-runs.sql"]),
+        .target(name: "Jobs", dependencies: ["OutputText", "StewardDatabase", "Config", "StewardLog", "Postgres", "Scheduler"]),
         .target(name: "CSystem"),
         .target(name: "CUnicode"),
         // libcurl's headers (libcurl4-openssl-dev); the library itself is opened on first use.
@@ -78,7 +75,7 @@ let package = Package(
         .target(name: "Control", dependencies: ["OutputText", "CSystem", "FileSystem", "StewardLog"]),
         .target(name: "FileSystem"),
         .target(name: "Systemd"),
-        .target(name: "Daemon", dependencies: ["OutputText", "AdvisoryLocks", "Config", "Control", "CSystem", "FileSystem", "Jobs", "StewardLog", "Migrations", "Postgres", "Scheduler", "Systemd", "SupabaseProject"], exclude: ["leader.sql"]),
+        .target(name: "Daemon", dependencies: ["OutputText", "StewardDatabase", "Config", "Control", "CSystem", "FileSystem", "Jobs", "StewardLog", "Migrations", "Postgres", "Scheduler", "Systemd", "SupabaseProject"]),
 
         // The executable only wires the modules together.
         .executableTarget(
@@ -90,7 +87,7 @@ let package = Package(
         // Fixtures shared by every test target: the real database, the built binary.
         .target(name: "TestSupport", dependencies: ["OutputText", "Postgres", "StewardLog", "HTTP", "Storage"], path: "Tests/TestSupport"),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestSupport"]),
-        .testTarget(name: "MigrationsTests", dependencies: ["Migrations", "Postgres", "SQLParser", "LibCrypto", "StewardSchema", "SupabaseProject", "TestSupport"],
+        .testTarget(name: "MigrationsTests", dependencies: ["Migrations", "Postgres", "SQLParser", "LibCrypto", "StewardDatabase", "SupabaseProject", "TestSupport"],
                     exclude: ["Fixtures"]),
         .testTarget(name: "LintTests", dependencies: ["Lint", "Migrations", "Postgres", "TestSupport"]),
         .testTarget(name: "ConfigTests", dependencies: ["OutputText", "Config", "CLI", "Jobs", "StewardLog", "Scheduler", "Control", "TestSupport", "steward",

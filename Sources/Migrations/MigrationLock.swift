@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import AdvisoryLocks
+import StewardDatabase
 import FoundationEssentials
 import StewardLog
 import Postgres
