@@ -33,10 +33,10 @@ let package = Package(
         .systemLibrary(name: "CPgQuery", providers: [.apt(["libpg-query-dev"])]),
 
         // One thin Swift layer over each C library; nothing above them imports C.
-        .target(name: "Postgres", dependencies: ["CPostgres", "BlockingExecutor", "StewardLog", "TimeZones"]),
+        .target(name: "Postgres", dependencies: ["CPostgres", "BlockingExecutor", "OutputText", "StewardLog", "TimeZones"]),
         .target(name: "LibCrypto", dependencies: ["COpenSSL"]),
         .target(name: "Config", dependencies: ["OutputText", "StewardLog"]),
-        .target(name: "HTTP", dependencies: ["CCurl", "BlockingExecutor"]),
+        .target(name: "HTTP", dependencies: ["CCurl", "BlockingExecutor", "OutputText"]),
         .target(name: "SQLParser", dependencies: ["CPgQuery"]),
 
         // The threads every blocking C call runs on, off the cooperative pool and cancellable.
@@ -46,7 +46,7 @@ let package = Package(
         .target(name: "OutputText"),
         // Log lines: levels, sinks, the secret redactor.
         .target(name: "StewardLog", dependencies: ["FileSystem", "OutputText"]),
-        .target(name: "Migrations", dependencies: ["OutputText", "Postgres", "LibCrypto", "StewardLog", "SQLParser", "StewardDatabase"]),
+        .target(name: "Migrations", dependencies: ["OutputText", "BlockingExecutor", "Postgres", "LibCrypto", "StewardLog", "SQLParser", "StewardDatabase"]),
         // What each pending statement locks, on which table and for how long (scan, rewrite), judged against the live
         // catalog: `steward lint`, and the gate `migrate` runs before applying.
         .target(name: "Lint", dependencies: ["OutputText", "Migrations", "Postgres", "SQLParser"]),
@@ -71,10 +71,10 @@ let package = Package(
         .target(name: "CUnicode"),
         // libcurl's headers (libcurl4-openssl-dev); the library itself is opened on first use.
         .target(name: "CCurl"),
-        .target(name: "Usernames", dependencies: ["CUnicode"]),
-        .target(name: "Control", dependencies: ["OutputText", "CSystem", "FileSystem", "StewardLog"]),
+        .target(name: "Usernames", dependencies: ["CUnicode", "OutputText"]),
+        .target(name: "Control", dependencies: ["OutputText", "BlockingExecutor", "CSystem", "FileSystem", "StewardLog"]),
         .target(name: "FileSystem"),
-        .target(name: "Systemd"),
+        .target(name: "Systemd", dependencies: ["BlockingExecutor"]),
         .target(name: "Daemon", dependencies: ["OutputText", "StewardDatabase", "Config", "Control", "CSystem", "FileSystem", "Jobs", "StewardLog", "Migrations", "Postgres", "Scheduler", "Systemd", "SupabaseProject"]),
 
         // The executable only wires the modules together.
