@@ -1,4 +1,4 @@
-import AdvisorJob
+import SecurityAdvisor
 import Migrations
 import Advisor
 import CLI
