@@ -6,7 +6,9 @@ import PackageDescription
 let jobModules: [Target] = [
     .target(name: "PruneHistory", dependencies: ["Config", "Jobs", "Postgres"]),
     .target(name: "UsernameCheck", dependencies: ["Config", "Jobs", "OutputText", "Postgres", "Usernames"]),
-    .target(name: "OrphanAvatars", dependencies: ["Config", "HTTP", "Jobs", "OutputText", "StewardLog", "Postgres", "Storage"]),
+    .target(name: "OrphanAvatars", dependencies: ["Config", "HTTP", "Jobs", "OutputText", "StewardLog", "Postgres", "Storage"],
+            exclude: ["bucket-counts.sql", "candidate-page.sql", "candidates.sql", "dangling-references.sql", "reference-columns.sql"],
+            plugins: ["EmbedSchema"]),
     .target(name: "AppleSecret", dependencies: ["OutputText", "Alerts", "Apple", "Config", "LibCrypto", "HTTP", "Jobs", "StewardLog", "Postgres"]),
     .target(name: "SecurityAdvisor", dependencies: ["Advisor", "Alerts", "Config", "Jobs", "StewardLog", "Postgres"]),
     .target(name: "LegacyImport", dependencies: ["Config", "Jobs", "StewardLog", "Postgres"]),
@@ -62,7 +64,9 @@ let package = Package(
         // Time zones from the system's tzdata files, and the one owner of calendar arithmetic.
         .target(name: "TimeZones"),
         .target(name: "Advisor", dependencies: ["OutputText", "Postgres", "StewardLog"]),
-        .target(name: "Storage", dependencies: ["OutputText", "BlockingExecutor", "Config", "HTTP", "StewardLog"]),
+        .target(name: "Storage", dependencies: ["OutputText", "BlockingExecutor", "Config", "HTTP", "StewardLog"],
+                exclude: ["mention-decode.sql", "mention-patterns.sql", "mention-texts.sql", "reference-matches.sql", "reference-names.sql"],
+                plugins: ["EmbedSchema"]),
         .target(name: "Apple", dependencies: ["OutputText", "BlockingExecutor", "LibCrypto", "HTTP"]),
         .target(name: "Alerts", dependencies: ["OutputText", "Config", "HTTP", "StewardLog", "Postgres"]),
         // The job framework; each job is a module of its own on top of it (`jobModules`, above).
@@ -98,6 +102,7 @@ let package = Package(
         .testTarget(name: "BlockingExecutorTests", dependencies: ["BlockingExecutor"]),
         .testTarget(name: "UsernamesTests", dependencies: ["Usernames", "TestSupport"]),
         .testTarget(name: "AdvisorTests", dependencies: ["Advisor", "SecurityAdvisor", "Jobs", "LegacyImport", "Migrations", "Postgres", "SupabaseProject", "TestSupport"]),
+        .testTarget(name: "OrphanAvatarsTests", dependencies: ["OrphanAvatars"]),
         .testTarget(name: "StewardTests", dependencies: ["OutputText", "FileSystem", "Postgres", "Storage", "TestSupport", "steward"]),
     ] + jobModules
 )
