@@ -17,18 +17,48 @@ public struct OrphanAvatarsJob: Job {
     public static let name = "orphan-avatars"
     public static let abstract = "Delete avatars no profile references any more, through the Storage API (dry run, safety brake, audit)."
     public static let defaultSchedule = "23 2 * * *"
-    public static let options: [JobOption] = [
-        JobOption("buckets", default: "avatars", help: "buckets to clean, comma-separated"),
-        JobOption("grace", default: "24h", help: "leave objects younger than this alone (at least 1h)"),
-        JobOption("batch_size", default: "500", help: "names per DELETE request (1 to 1000)"),
-        JobOption("max_fraction", default: "0.5", help: "refuse when candidates exceed this share of a bucket (0 to 1)"),
-        JobOption("max_per_run", default: "10000", help: "refuse when there are more candidates than this"),
-        JobOption("keep_prefixes", default: "", help: "name prefixes never deleted, comma-separated (e.g. defaults/)"),
-        JobOption("fence", default: "on", help: "lock the reference tables against writes (SHARE mode) while each DELETE is sent: on or off"),
-        JobOption("fence_wait", default: "auto", help: "how long to wait for the fence before trying the batch again later: auto or 1s to 60s (lowered to fit the API roles' timeouts)"),
-        JobOption("fence_request_timeout", default: "auto", help: "the longest one DELETE may take inside the fence: auto (half the API roles' smallest statement_timeout or lock_timeout, at most 10s) or 1s to 60s (lowered to fit)"),
-        JobOption("references", default: "public.profiles.avatar_url", help: "columns holding references, schema.table.column, comma-separated"),
+    static let bucketsKey = ConfigKey("buckets", ConfigValueType<[String]>.nonEmptyList("name at least one bucket").map({ names in
+        // A bucket named twice is cleaned (and counted) once.
+        .success(names.reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } })
+    }, describe: { $0.joined(separator: ", ") }), default: ["avatars"], takes: "buckets to clean, comma-separated")
+    static let grace = ConfigKey("grace", .duration(example: "a duration such as 24h") {
+        $0 >= 3600 ? nil : "the grace period must be at least 1h (an upload and the profile update that references it are not atomic)"
+    }, default: 86400, takes: "leave objects younger than this alone (at least 1h)")
+    static let batchSizeKey = ConfigKey("batch_size", .integer(1...1000), default: 500, takes: "names per DELETE request (1 to 1000)")
+    static let maxFractionKey = ConfigKey("max_fraction", .number(0...1), default: 0.5, takes: "refuse when candidates exceed this share of a bucket (0 to 1)")
+    static let maxPerRunKey = ConfigKey("max_per_run", .integer(1...Int.max), default: 10000, takes: "refuse when there are more candidates than this")
+    static let keepPrefixesKey = ConfigKey("keep_prefixes", .list, default: [], takes: "name prefixes never deleted, comma-separated (e.g. defaults/)")
+    static let fenceKey = ConfigKey("fence", .boolean, default: true,
+                                    takes: "lock the reference tables against writes (SHARE mode) while each DELETE is sent: on or off")
+    static let fenceWaitKey = ConfigKey("fence_wait", fenceTiming(example: "2s"), default: nil,
+                                        takes: "how long to wait for the fence before trying the batch again later: auto or 1s to 60s (lowered to fit the API roles' timeouts)",
+                                        defaultText: "auto")
+    static let fenceRequestTimeoutKey = ConfigKey("fence_request_timeout", fenceTiming(example: "4s"), default: nil,
+                                                  takes: "the longest one DELETE may take inside the fence: auto (half the API roles' smallest statement_timeout or lock_timeout, at most 10s) or 1s to 60s (lowered to fit)",
+                                                  defaultText: "auto")
+    static let referencesKey = ConfigKey("references", ConfigValueType<String>.text.map({ value -> Result<[(schema: String, table: String, column: String)], ConfigProblem> in
+        guard value.split(separator: ",").allSatisfy({ $0.split(separator: ".").count == 3 }) else {
+            return .failure(ConfigProblem("each reference must be schema.table.column", saysAll: false))
+        }
+        return .success(ConfigValueType<[String]>.items(value).map { reference in
+            let parts = reference.split(separator: ".").map(String.init)
+            return (parts[0], parts[1], parts[2])
+        })
+    }, describe: { $0.map { "\($0.schema).\($0.table).\($0.column)" }.joined(separator: ", ") }),
+        default: [("public", "profiles", "avatar_url")], takes: "columns holding references, schema.table.column, comma-separated")
+
+    public static let options: [any ConfigKeyDeclaration] = [
+        bucketsKey, grace, batchSizeKey, maxFractionKey, maxPerRunKey, keepPrefixesKey, fenceKey, fenceWaitKey, fenceRequestTimeoutKey, referencesKey,
     ]
+
+    /// `auto` (nil: from the API roles' timeouts) or 1 s to 60 s.
+    static func fenceTiming(example: String) -> ConfigValueType<Double?> {
+        ConfigValueType(parse: { text in
+            if text == "auto" { return .success(nil) }
+            return ConfigValueType<Int64>.duration(example: "auto or a duration such as \(example)") { (1...60).contains($0) ? nil : "from 1s to 60s" }
+                .parse(text).map { Double($0) }
+        }, describe: { $0.map { ConfigValueType<Int64>.durationText(Int64($0)) } ?? "auto" })
+    }
 
     /// `[job.orphan-avatars]` and `[storage]`, read once.
     public struct Settings: Sendable {
@@ -48,42 +78,14 @@ public struct OrphanAvatarsJob: Job {
     }
 
     public static func settings(_ options: JobOptions, config: StewardConfig) throws(ConfigError) -> Settings {
-        let buckets = try options.read("buckets") { value in
-            // A bucket named twice is cleaned (and counted) once.
-            value.split(separator: ",").isEmpty ? .failure(JobOptions.Problem("name at least one bucket"))
-                : .success(JobOptions.items(value).reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } })
-        }
-        let grace = try options.duration("grace", example: "a duration such as 24h") {
-            $0 >= 3600 ? nil : "the grace period must be at least 1h (an upload and the profile update that references it are not atomic)"
-        }
-        let batchSize = try options.integer("batch_size", in: 1...1000)
-        let maxFraction = try options.number("max_fraction", in: 0...1)
-        let maxPerRun = try options.integer("max_per_run", in: 1...Int.max)
-        let keepPrefixes = options.list("keep_prefixes")
-        let fence = try options.choice("fence", ["on", "off"]) == "on"
-        func fenceTiming(_ key: String, _ example: String) throws(ConfigError) -> Double? {
-            guard options.string(key) != "auto" else { return nil }
-            return Double(try options.duration(key, example: "auto or a duration such as \(example)") { (1...60).contains($0) ? nil : "from 1s to 60s" })
-        }
-        let fenceWait = try fenceTiming("fence_wait", "2s")
-        let fenceRequestTimeout = try fenceTiming("fence_request_timeout", "4s")
-        let references = try options.read("references") { value -> Result<[(schema: String, table: String, column: String)], JobOptions.Problem> in
-            guard value.split(separator: ",").allSatisfy({ $0.split(separator: ".").count == 3 }) else {
-                return .failure(JobOptions.Problem("each reference must be schema.table.column"))
-            }
-            return .success(JobOptions.items(value).map { reference in
-                let parts = reference.split(separator: ".").map(String.init)
-                return (parts[0], parts[1], parts[2])
-            })
-        }
-        return Settings(buckets: buckets, graceSeconds: testGraceOverride ?? Double(grace), batchSize: batchSize, maxFraction: maxFraction,
-                        maxPerRun: maxPerRun, keepPrefixes: keepPrefixes, fence: fence, fenceWait: fenceWait,
-                        fenceRequestTimeout: fenceRequestTimeout, references: references,
-                        storageURL: config.storageURL, keyFile: config.storageServiceKeyFile)
+        Settings(buckets: options[bucketsKey], graceSeconds: testGraceOverride ?? Double(options[grace]), batchSize: options[batchSizeKey],
+                 maxFraction: options[maxFractionKey], maxPerRun: options[maxPerRunKey], keepPrefixes: options[keepPrefixesKey],
+                 fence: options[fenceKey], fenceWait: options[fenceWaitKey], fenceRequestTimeout: options[fenceRequestTimeoutKey],
+                 references: options[referencesKey], storageURL: config[StorageConfig.url], keyFile: config[StorageConfig.serviceKeyFile])
     }
 
     /// Off unless the Storage API is configured.
-    public static func enabledByDefault(_ config: StewardConfig) -> Bool { config.storageURL != nil && config.storageServiceKeyFile != nil }
+    public static func enabledByDefault(_ config: StewardConfig) -> Bool { config[StorageConfig.url] != nil && config[StorageConfig.serviceKeyFile] != nil }
 
     let buckets: [String]
     let graceSeconds: Double

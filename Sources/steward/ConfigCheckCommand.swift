@@ -17,7 +17,7 @@ enum ConfigCheckCommand: StewardCommand {
     static func run(_ context: CommandContext) async throws -> ExitCode {
         let settings = try context.daemonSettings()
         // What the daemon would meet at start: the database URL's syntax and every secret file, read now.
-        if settings.config.databaseURL != nil { _ = try context.connectionTarget() }
+        if settings.config[DatabaseConfig.url] != nil { _ = try context.connectionTarget() }
         let notes = try settings.config.checkSecretFiles()
         let now = Date()
         if context.json {

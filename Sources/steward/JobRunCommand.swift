@@ -2,6 +2,7 @@ import OutputText
 import CLI
 import FoundationEssentials
 import Glibc
+import Config
 import Jobs
 import StewardLog
 import Migrations
@@ -42,14 +43,14 @@ enum JobRunCommand: StewardCommand {
         let target = try context.connectionTarget()
         let logger = context.logger
         let session = DatabaseSession(target, label: "job", logger: logger.named("postgres"),
-                                      connectTimeoutSeconds: settings.config.connectTimeoutSeconds, settings: JobSessionLimits.settings)
+                                      connectTimeoutSeconds: settings.config[DatabaseConfig.connectTimeout], settings: JobSessionLimits.settings)
         try await session.run { c in
             try c.requireSessionState()
             try HistoryStore(connection: c).prepareLocked(logger: logger.named("migrations"))
         }
         let dryRun = context.arguments.flag("dry-run")
         let runner = JobRunner(session: session, host: settings.host, pid: Int(getpid()), logger: logger.named("jobs"),
-                               progressIntervalSeconds: settings.config.progressIntervalSeconds)
+                               progressIntervalSeconds: settings.config[JobsConfig.progressInterval])
         let force = context.arguments.flag("force")
         let progress = JobProgress()
         // On a terminal, a live line shows the run's phase and progress on standard error; none otherwise.

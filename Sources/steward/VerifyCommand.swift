@@ -1,4 +1,5 @@
 import CLI
+import Config
 import StewardLog
 import Migrations
 import SupabaseProject
@@ -34,7 +35,7 @@ enum VerifyCommand: StewardCommand {
                                   logger: context.logger.named("verify")).verify()
         // Drift between Steward's history and the Supabase CLI's, which the CLI itself cannot see.
         var options = Migrator.Options()
-        options.supabaseHistory = SupabaseHistoryMode(rawValue: context.config.supabaseHistory) ?? .auto
+        options.supabaseHistory = MigrationsConfig.historyMode(context.config)
         report.differences += try Migrator(connection: connection, source: source, logger: context.logger).status(options: options).historyDrift
         if context.json {
             Output.print(JSON.object([
