@@ -77,8 +77,8 @@ struct PreflightGeneratedTests {
                 #expect(try scalar(db, "select count(*) from pg_class where relname like 'steward_gen%'", as: Int.self) == 0)
                 #expect(try scalar(db, "select count(*) from pg_policy where polrelid = 'storage.objects'::regclass", as: Int.self) == 0)
             }
-            FaultLedger.record("privilege preflight: generated folders (supautils \(supautils))", runs: cases * 2, faults: 0,
-                               objectsChecked: cases, losses: 0, cases: cases)
+            FaultLedger.check("privilege preflight: generated folders (supautils \(supautils))", runs: cases * 2,
+                              objectsChecked: cases, cases: cases)
         }
     }
 }

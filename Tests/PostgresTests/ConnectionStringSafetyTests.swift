@@ -75,7 +75,7 @@ struct ConnectionStringSafetyTests {
         #expect(refused < cases, "some generated strings are well-formed and must pass")
         print("connection strings: \(cases) cases, \(refused) refused, \(found) with the password shown, \(crashes) crashes")
         #expect(crashes == 0)
-        FaultLedger.record("connection strings: generated passwords", runs: cases, faults: refused, objectsChecked: 0, losses: 0,
-                           cases: cases, secretsFound: found, crashes: crashes)
+        FaultLedger.check("connection strings: generated passwords", runs: cases, faults: refused,
+                          cases: cases, secretsFound: found, crashes: crashes)
     }
 }

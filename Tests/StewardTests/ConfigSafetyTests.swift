@@ -99,8 +99,8 @@ struct ConfigSafetyTests {
         }
         print("config and flags through the binary: \(cases) cases, \(crashes) crashes, \(wrongExit) wrong exits")
         #expect(cases >= 150)
-        FaultLedger.record("config and flags: fuzzed inputs", runs: cases, faults: wrongExit, objectsChecked: 0, losses: 0,
-                           cases: cases, crashes: crashes)
+        FaultLedger.check("config and flags: fuzzed inputs", runs: cases, faults: wrongExit,
+                          cases: cases, crashes: crashes)
     }
 
     /// One way a secret file can be wrong, and the words of the refusal.

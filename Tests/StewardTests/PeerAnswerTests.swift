@@ -77,7 +77,7 @@ struct PeerAnswerTests {
             defer { try? FileManager.default.removeItem(atPath: path) }
             let normal = try MeasuredProcess.run(arguments, timeout: 60)
             #expect(normal.exitCode == 0, "\(normal.output.suffix(2000))")
-            var runs = 1
+            var runs = 1, lost = 0
             for bytes in [-1, 2_000_000_000] {
                 let names = ["h\(runs)a.jpeg", "h\(runs)b.jpeg"]
                 try w.storage.reset()
@@ -95,10 +95,12 @@ struct PeerAnswerTests {
                 #expect(huge.maxRSSKiB < normal.maxRSSKiB + 64 * 1024, "peak RSS \(huge.maxRSSKiB) KiB against \(normal.maxRSSKiB) KiB for a normal run")
                 #expect(huge.seconds < 30, "took \(huge.seconds) s")
                 // Nothing referenced went: the kept objects are all there.
-                #expect(try w.storage.objects().isSuperset(of: ["keep0.jpeg", "keep1.jpeg"]))
+                let missing = Set(["keep0.jpeg", "keep1.jpeg"]).subtracting(try w.storage.objects())
+                lost += missing.count
+                #expect(missing.isEmpty, "\(missing)")
                 print("huge answer (\(bytes) bytes): exit \(huge.exitCode ?? -1), \(String(format: "%.1f", huge.seconds)) s, peak RSS \(huge.maxRSSKiB) KiB (normal run \(normal.maxRSSKiB) KiB)")
             }
-            FaultLedger.record("peer answers: endless and 2 GB bodies", runs: runs, faults: 2, objectsChecked: 4, losses: 0)
+            FaultLedger.record("peer answers: endless and 2 GB bodies", runs: runs, faults: 2, objectsChecked: 4, losses: lost)
         }
     }
 
@@ -153,8 +155,8 @@ struct PeerAnswerTests {
                 Issue.record("a secret (\(secret.prefix(6))…) showed in: \(text.suffix(800))")
             }
         }
-        FaultLedger.record("secrets: echoed by a peer", runs: runs, faults: runs, objectsChecked: texts.count, losses: 0,
-                           cases: secrets.count * texts.count, secretsFound: secretsFound)
+        FaultLedger.check("secrets: echoed by a peer", runs: runs, faults: runs, objectsChecked: texts.count,
+                          cases: secrets.count * texts.count, secretsFound: secretsFound)
         #expect(secretsFound == 0)
     }
 
@@ -284,8 +286,8 @@ struct HostilePeerAnswerTests {
             }
         }
         print("hostile answers: \(cases) served in \(runs) runs, \(ignored) invalid Retry-After headers ignored, \(crashes) crashes")
-        FaultLedger.record("peer answers: fuzzed and hostile", runs: runs, faults: cases, objectsChecked: 0, losses: 0,
-                           cases: cases, crashes: crashes)
+        FaultLedger.check("peer answers: fuzzed and hostile", runs: runs, faults: cases,
+                          cases: cases, crashes: crashes)
         #expect(crashes == 0)
         #expect(cases > 0)
     }
