@@ -3,7 +3,7 @@ import Postgres
 import Testing
 import TestSupport
 
-@Suite("Sign in with Apple: the client secret")
+@Suite("Sign in with Apple: the client secret", .needsCluster)
 struct AppleSecretTests {
     @Test("generate: an ES256 JWT that Python's cryptography verifies, with Apple's header and claims, written mode 600")
     func generateVerifies() throws {

@@ -5,7 +5,7 @@ import TestSupport
 
 /// The privilege preflight against generated folders: statements that need powers postgres lacks, spelled the ways
 /// SQL allows, mixed with statements that need none, in random order over random files.
-@Suite("the privilege preflight on generated migration folders")
+@Suite("the privilege preflight on generated migration folders", .needsCluster)
 struct PreflightGeneratedTests {
     /// One generated statement and whether it needs the policy power, the table owner's power, or neither.
     enum Need { case none, policy, owner }

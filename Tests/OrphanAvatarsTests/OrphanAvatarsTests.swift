@@ -4,7 +4,7 @@ import Storage
 import Testing
 import TestSupport
 
-@Suite("orphan-avatars through the Storage API (emulator)")
+@Suite("orphan-avatars through the Storage API (emulator)", .needsCluster)
 struct OrphanAvatarsTests {
     @Test("references in every form keep their objects; orphans older than the grace go, audited, with their bytes")
     func deletesOnlyOrphans() throws {
@@ -706,7 +706,7 @@ struct OrphanAvatarsTests {
 
 @Suite("references and Storage URLs")
 struct ObjectReferenceTests {
-    @Test("the forms a reference takes name their object", arguments: [
+    @Test("the forms a reference takes name their object", .needsCluster, arguments: [
         ("abc.jpeg", "abc.jpeg"), ("/abc.jpeg", "abc.jpeg"), ("u1/abc.jpeg", "u1/abc.jpeg"), ("avatars/k1.jpeg", "k1.jpeg"),
         ("https://x.supabase.co/storage/v1/object/public/avatars/abc.jpeg", "abc.jpeg"),
         ("https://x.supabase.co/storage/v1/object/public/avatars/abc.jpeg?t=1#x", "abc.jpeg"),
@@ -731,7 +731,7 @@ struct ObjectReferenceTests {
         }
     }
 
-    @Test("other buckets and empty values name nothing; what is not understood for certain protects what ends it", arguments: [
+    @Test("other buckets and empty values name nothing; what is not understood for certain protects what ends it", .needsCluster, arguments: [
         ("https://x.supabase.co/storage/v1/object/public/other/abc.jpeg", false), ("", false),
         ("https://lh3.googleusercontent.com/a/abc.jpeg", true), ("https://cdn.example.com/img/abc.jpeg?w=1", true), ("ftp:abc.jpeg", true),
         ("https://x.supabase.co/storage/v1/object/public/avatars/", false), ("%ff%fe.jpeg", true), ("{\"path\":\"abc.jpeg\"}", true), ("a\tabc.jpeg", true),
@@ -750,7 +750,7 @@ struct ObjectReferenceTests {
         }
     }
 
-    @Test("references borrowed from real clients (Tests/Fuzz/reference-forms.tsv) keep their objects")
+    @Test("references borrowed from real clients (Tests/Fuzz/reference-forms.tsv) keep their objects", .needsCluster)
     func borrowed() throws {
         let text = try String(contentsOfFile: TestEnvironment.root + "/Tests/Fuzz/reference-forms.tsv", encoding: .utf8)
         let lines = text.split(separator: "\n").filter { !$0.hasPrefix("#") && !$0.isEmpty }

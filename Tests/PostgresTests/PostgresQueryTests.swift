@@ -31,7 +31,7 @@ enum Colour: String, PostgresDecodable, PostgresBindable, Equatable {
     case red, green
 }
 
-@Suite("Typed SQL: interpolation binds, identifiers quote, decoding")
+@Suite("Typed SQL: interpolation binds, identifiers quote, decoding", .needsCluster)
 struct PostgresQueryTests {
     @Test("interpolated values are parameters: generated hostile text comes back byte for byte and runs nothing")
     func valuesAreInert() throws {

@@ -3,7 +3,7 @@ import Postgres
 import Testing
 import TestSupport
 
-@Suite("prune-history: finished runs past the retention go, the rest stay")
+@Suite("prune-history: finished runs past the retention go, the rest stay", .needsCluster)
 struct PruneHistoryTests {
     /// `steward job run prune-history` against `db` with `extra` flags and `config` as the job's section; the summary.
     static func prune(_ db: TestDatabase, _ extra: [String] = [], config: String = "") throws -> (StewardProcess.Result, [String: Int]) {

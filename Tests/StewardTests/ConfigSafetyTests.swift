@@ -158,7 +158,7 @@ struct ConfigSafetyTests {
         #expect(scan.findings.isEmpty, "\(scan.findings)")
     }
 
-    @Test("the daemon checks every secret file at start and at reload: a bad one is refused naming the key, the old config kept")
+    @Test("the daemon checks every secret file at start and at reload: a bad one is refused naming the key, the old config kept", .needsCluster)
     func daemonStartAndReload() throws {
         try withTestDatabase { db in
             let dir = try Self.folder()

@@ -5,7 +5,7 @@ import TestSupport
 
 /// PostgreSQL restarted the hard way (`pg_ctl restart -m immediate`) in the middle of Steward's work, in a cluster
 /// of the test's own. The daemon-idle case is in DaemonTests.
-@Suite("fault and load: PostgreSQL restarted mid-work")
+@Suite("fault and load: PostgreSQL restarted mid-work", .needsCluster)
 struct DatabaseFaultTests {
     @Test("restarted during a migration: nothing of the file is left, no history row twice, the rerun applies it once")
     func restartDuringMigration() throws {

@@ -40,7 +40,7 @@ func storedRunText(_ db: TestDatabase) throws -> String {
         .map { try $0.decode(String.self, at: 0) }.joined(separator: "\n")
 }
 
-@Suite("answers from remote peers: invalid Retry-After, huge bodies, echoed secrets, hangs", .serialized)
+@Suite("answers from remote peers: invalid Retry-After, huge bodies, echoed secrets, hangs", .needsCluster, .serialized)
 struct PeerAnswerTests {
     @Test("Retry-After: nan from Storage, the Management API and a webhook is ignored (named in the log), never a trap")
     func retryAfterNaN() throws {
@@ -227,7 +227,7 @@ struct PeerAnswerTests {
     }
 }
 
-@Suite("answers from remote peers: generated hostile answers against the real binary", .serialized)
+@Suite("answers from remote peers: generated hostile answers against the real binary", .needsCluster, .serialized)
 struct HostilePeerAnswerTests {
     /// Posts `settings` to an emulator's fault route; returns how many raw answers are still queued.
     @discardableResult

@@ -6,7 +6,7 @@ import TestSupport
 /// Every failure path around the database password, password files and the service key that can be provoked,
 /// through the real binary (migrate, status, verify, config check, job run), with everything it printed and
 /// everything in Steward's tables grepped for every secret in every form (`SecretScan`).
-@Suite("secrets: no failure path prints or stores a password, key or file content")
+@Suite("secrets: no failure path prints or stores a password, key or file content", .needsCluster)
 struct SecretLeakTests {
     static let badPercent = "Sup3r%zzSecretPW"
     static let spaced = "two words Pw-41f"
