@@ -108,7 +108,9 @@ let package = Package(
         .testTarget(name: "UsernamesTests", dependencies: ["Usernames", "TestSupport"]),
         .testTarget(name: "AdvisorTests", dependencies: ["Advisor", "Migrations", "Postgres", "SupabaseProject", "TestSupport"]),
         .testTarget(name: "OutputTextTests", dependencies: ["OutputText", "TestSupport"]),
-        .testTarget(name: "HTTPTests", dependencies: ["HTTP", "TestSupport"]),
+        .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Storage", "StewardLog", "TestSupport"]),
+        .testTarget(name: "ControlTests", dependencies: ["Control"]),
+        .testTarget(name: "DaemonTests", dependencies: ["Daemon"]),
         .testTarget(name: "StorageTests", dependencies: ["HTTP", "OutputText", "Storage", "TestSupport"]),
         // The binary end to end: commands, the daemon, the control socket, faults, logs and secrets across jobs.
         .testTarget(name: "StewardTests", dependencies: ["OutputText", "FileSystem", "Postgres", "TestSupport", "steward"]),

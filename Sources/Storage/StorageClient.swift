@@ -128,7 +128,7 @@ public final class StorageClient {
             requestCount += 1
             let kind: StorageError.Kind = error.cancelled ? .cancelled : (error.answerTooLarge ? .unexpected : .network)
             throw StorageError(kind: kind, request: request.summary, httpStatus: nil, statusCode: nil, error: nil, message: error.message,
-                               requestSent: error.requestSent)
+                               requestSent: error.requestSent, transport: error)
         }
         requestCount += 1
         guard (200...299).contains(result.response.status) else {

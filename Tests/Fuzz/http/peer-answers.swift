@@ -1,4 +1,4 @@
-// fuzz-sources: Sources/HTTP/ResponseSink.swift Sources/HTTP/RetryAfter.swift Sources/HTTP/RetryPolicy.swift Sources/HTTP/PeerTextRedactor.swift Sources/HTTP/HTTPRequest.swift Sources/Storage/JSONValue.swift Sources/Storage/DeleteAnswer.swift Sources/Storage/StorageError.swift Sources/Apple/AuthConfigAnswer.swift
+// fuzz-sources: Sources/HTTP/ResponseSink.swift Sources/HTTP/RetryAfter.swift Sources/HTTP/RetryPolicy.swift Sources/HTTP/PeerTextRedactor.swift Sources/HTTP/HTTPRequest.swift Sources/HTTP/HTTPError.swift Sources/Storage/JSONValue.swift Sources/Storage/DeleteAnswer.swift Sources/Storage/StorageError.swift Sources/Apple/AuthConfigAnswer.swift
 // fuzz-modules: OutputText
 import Foundation
 
