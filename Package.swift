@@ -14,6 +14,11 @@ let jobModules: [Target] = [
     .target(name: "LegacyImport", dependencies: ["Config", "Jobs", "StewardLog", "Postgres"]),
 ]
 
+/// Each job module's tests, in `Tests/<Module>Tests` (most run the job through the binary).
+let jobTests: [Target] = jobModules.map { job in
+    .testTarget(name: job.name + "Tests", dependencies: [.target(name: job.name), "Jobs", "Postgres", "Storage", "TestSupport", "steward"])
+}
+
 let package = Package(
     name: "Steward",
     products: [
@@ -101,11 +106,13 @@ let package = Package(
         .testTarget(name: "TimeZonesTests", dependencies: ["TimeZones", "TestSupport"]),
         .testTarget(name: "BlockingExecutorTests", dependencies: ["BlockingExecutor"]),
         .testTarget(name: "UsernamesTests", dependencies: ["Usernames", "TestSupport"]),
-        .testTarget(name: "AdvisorTests", dependencies: ["Advisor", "SecurityAdvisor", "Jobs", "LegacyImport", "Migrations", "Postgres", "SupabaseProject", "TestSupport"]),
-        .testTarget(name: "OrphanAvatarsTests", dependencies: ["OrphanAvatars"]),
-        .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Storage", "StewardLog"]),
+        .testTarget(name: "AdvisorTests", dependencies: ["Advisor", "Migrations", "Postgres", "SupabaseProject", "TestSupport"]),
+        .testTarget(name: "OutputTextTests", dependencies: ["OutputText", "TestSupport"]),
+        .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Storage", "StewardLog", "TestSupport"]),
         .testTarget(name: "ControlTests", dependencies: ["Control"]),
         .testTarget(name: "DaemonTests", dependencies: ["Daemon"]),
-        .testTarget(name: "StewardTests", dependencies: ["OutputText", "FileSystem", "Postgres", "Storage", "TestSupport", "steward"]),
-    ] + jobModules
+        .testTarget(name: "StorageTests", dependencies: ["HTTP", "OutputText", "Storage", "TestSupport"]),
+        // The binary end to end: commands, the daemon, the control socket, faults, logs and secrets across jobs.
+        .testTarget(name: "StewardTests", dependencies: ["OutputText", "FileSystem", "Postgres", "TestSupport", "steward"]),
+    ] + jobModules + jobTests
 )
