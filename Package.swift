@@ -80,10 +80,13 @@ let package = Package(
         .target(name: "Systemd"),
         .target(name: "Daemon", dependencies: ["OutputText", "AdvisoryLocks", "Config", "Control", "CSystem", "FileSystem", "Jobs", "StewardLog", "Migrations", "Postgres", "Scheduler", "Systemd", "SupabaseProject"], exclude: ["leader.sql"]),
 
+        // Many projects: targets, the rollout plan (stages, batches, what a failure stops), the bounded runner, the summary.
+        .target(name: "Fleet", dependencies: ["Config", "OutputText", "Postgres"]),
+
         // The executable only wires the modules together.
         .executableTarget(
             name: "steward",
-            dependencies: ["OutputText", "Advisor", "Alerts", "Apple", "CLI", "Config", "Control", "Daemon", "FileSystem", "Jobs", "StewardLog", "Postgres",
+            dependencies: ["OutputText", "Advisor", "Alerts", "Apple", "BlockingExecutor", "CLI", "Config", "Control", "Daemon", "FileSystem", "Fleet", "Jobs", "StewardLog", "Postgres",
                            "Lint", "Migrations", "Scheduler", "SupabaseProject"] + jobModules.map { .target(name: $0.name) }
         ),
 
@@ -101,6 +104,7 @@ let package = Package(
         .testTarget(name: "BlockingExecutorTests", dependencies: ["BlockingExecutor"]),
         .testTarget(name: "UsernamesTests", dependencies: ["Usernames", "TestSupport"]),
         .testTarget(name: "AdvisorTests", dependencies: ["Advisor", "AdvisorJob", "Jobs", "LegacyImport", "Migrations", "Postgres", "SupabaseProject", "TestSupport"]),
+        .testTarget(name: "FleetTests", dependencies: ["Config", "Fleet", "OutputText", "Postgres", "TestSupport"]),
         .testTarget(name: "StewardTests", dependencies: ["OutputText", "FileSystem", "Postgres", "Storage", "TestSupport", "steward"]),
     ] + jobModules
 )

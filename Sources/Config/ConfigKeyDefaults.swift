@@ -14,7 +14,9 @@ extension StewardConfig {
                   "remind_days": "30, 14, 7, 3, 1", "auto_rotate": "false", "rotate_days_before": "30",
                   "webhook_url": "unset", "native_bundle_ids": "none"],
         "storage": ["url": "unset (jobs that need Storage stay off)", "service_key_file": "unset"],
-        "metrics": ["textfile": "unset (metrics only through steward ctl metrics)", "interval": "15"],
+        "metrics": ["textfile": "unset (metrics only through steward ctl metrics)", "interval": "15",
+                    "project": "unset (no project label; steward@.service sets it to the instance name)"],
+        "fleet": ["stages": "none (one stage: every target at once, within --parallel)"],
         "advisor": ["schemas": "public", "ignore": "none"],
         "daemon": ["leader_poll": "2", "shutdown_timeout": "30", "host": "the host name", "release_memory_after": "10"],
     ]

@@ -55,6 +55,8 @@ public struct StewardConfig: Sendable {
     /// `[metrics]`: a Prometheus textfile written atomically (node_exporter's textfile collector), and how often.
     public var metricsTextfile: String?
     public var metricsIntervalSeconds: Double = 15
+    /// `[metrics] project`: when set, every metric carries `project="<name>"`, so one rule set covers many daemons.
+    public var metricsProject: String?
     /// `[daemon]`
     public var leaderPollSeconds: Double = 2
     public var shutdownTimeoutSeconds: Double = 30
@@ -69,6 +71,10 @@ public struct StewardConfig: Sendable {
 
     /// `[job.<name>]` sections as written, checked by the job catalogue (which knows each job's keys).
     public var jobSections: [JobSection] = []
+    /// `[target.<name>]` sections as written (one per project of a fleet), checked by the fleet (which knows their keys).
+    public var targetSections: [JobSection] = []
+    /// `[fleet] stages`: the order a rollout goes through the targets' stages (empty: one stage of every target).
+    public var fleetStages: [String] = []
 
     /// Where the values came from, for messages: the file path, if any.
     public var sourceFile: String?
@@ -100,7 +106,9 @@ public struct StewardConfig: Sendable {
                   "webhook_url": "an https URL that takes a Slack-style JSON POST (http only to loopback)", "native_bundle_ids": "the app's bundle IDs, comma-separated"],
         "storage": ["url": "the project URL https://<ref>.supabase.co or its Storage URL ending in /storage/v1 (http only to loopback)",
                     "service_key_file": "a file path or credential:NAME"],
-        "metrics": ["textfile": "an absolute path ending in .prom", "interval": "seconds from 1 to 86400"],
+        "metrics": ["textfile": "an absolute path ending in .prom", "interval": "seconds from 1 to 86400",
+                    "project": "a project name for the label project=\"…\" on every metric (letters, digits, . _ - @, at most 128)"],
+        "fleet": ["stages": "stage names in rollout order, comma-separated (e.g. canary, production)"],
         "advisor": ["schemas": "the schemas the Data API exposes, comma-separated (default public)",
                     "ignore": "name:schema.object  # why (may be repeated, one rule a line)"],
         "daemon": ["leader_poll": "seconds from 0.1 to 60", "shutdown_timeout": "seconds from 0 to 86400", "host": "a name for this instance",
@@ -133,18 +141,18 @@ public struct StewardConfig: Sendable {
         if let dir = environment["STEWARD_MIGRATIONS_DIR"], !dir.isEmpty { config.migrationsDirectory = dir }
         if let level = environment["STEWARD_LOG_LEVEL"], !level.isEmpty { config.logLevel = level }
         if let socket = environment["STEWARD_CONTROL_SOCKET"], !socket.isEmpty { config.controlSocket = socket }
+        if let project = environment["STEWARD_PROJECT"], !project.isEmpty { config.metricsProject = project }
         return config
     }
 
     private mutating func apply(_ entry: INIFile.Entry, file: String) throws(ConfigError) {
         let key = "[\(entry.section)] \(entry.key)"
         if entry.section.hasPrefix("job.") {
-            let name = String(entry.section.dropFirst(4))
-            if let index = jobSections.firstIndex(where: { $0.name == name }) {
-                jobSections[index].entries.append(entry)
-            } else {
-                jobSections.append(JobSection(name: name, file: file, entries: [entry]))
-            }
+            JobSection.collect(entry, name: String(entry.section.dropFirst(4)), prefix: "job", file: file, into: &jobSections)
+            return
+        }
+        if entry.section.hasPrefix("target.") {
+            JobSection.collect(entry, name: String(entry.section.dropFirst(7)), prefix: "target", file: file, into: &targetSections)
             return
         }
         guard let keys = Self.known[entry.section] else {
@@ -247,6 +255,13 @@ public struct StewardConfig: Sendable {
         case ("metrics", "interval"):
             guard let n = ConfigNumber.seconds(value, in: 1...86400) else { throw bad() }
             metricsIntervalSeconds = n
+        case ("metrics", "project"):
+            guard Self.isProjectLabel(value) else { throw bad() }
+            metricsProject = value
+        case ("fleet", "stages"):
+            let stages = value.split(separator: ",").map { $0.trimmingWhitespace() }.filter { !$0.isEmpty }
+            guard !stages.isEmpty, Set(stages).count == stages.count else { throw bad() }
+            fleetStages = stages
         case ("daemon", "leader_poll"):
             guard let n = ConfigNumber.seconds(value, in: 0.1...60) else { throw bad() }
             leaderPollSeconds = n
@@ -270,6 +285,16 @@ public struct StewardConfig: Sendable {
         }
     }
 
+    /// A project label value that needs no escaping in Prometheus' text format and reads as a name (systemd's
+    /// instance names, `%i`, are of this kind).
+    public static func isProjectLabel(_ value: String) -> Bool {
+        !value.isEmpty && value.utf8.count <= 128
+            && value.utf8.allSatisfy { byte in
+                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || Array(".-_@".utf8).contains(byte)
+            }
+    }
+
     /// `0`, `250ms`, `10s`, `5min`, `1h`: the forms Postgres accepts for timeouts, within what it can hold.
     static func isInterval(_ text: String) -> Bool { ConfigNumber.postgresMilliseconds(text) != nil }
 
@@ -285,6 +310,10 @@ public struct StewardConfig: Sendable {
         for (key, value) in [("[storage] url", storageURL), ("[apple] management_url", apple.managementURL as String?), ("[apple] webhook_url", apple.webhookURL)] {
             guard let value, let problem = URLCheck.problem(value) else { continue }
             throw ConfigError(file: sourceFile ?? "(flags and environment)", line: lines[key], key: key, message: problem)
+        }
+        if let project = metricsProject, !Self.isProjectLabel(project) {
+            throw ConfigError(file: sourceFile ?? "(flags and environment)", line: lines["[metrics] project"], key: "[metrics] project",
+                              message: "\"\(project)\" is not \(Self.known["metrics"]?["project"] ?? "a project name")")
         }
         for (key, value) in [("[database] password_file", databasePasswordFile), ("[storage] service_key_file", storageServiceKeyFile)] {
             guard let value else { continue }

@@ -4,6 +4,7 @@ import Glibc
 import CLI
 import Config
 import Daemon
+import Fleet
 import StewardLog
 import Migrations
 import Postgres
@@ -22,7 +23,7 @@ struct CommandContext {
 
     /// The environment variables Steward reads.
     static let environmentKeys = ["STEWARD_DATABASE_URL", "STEWARD_MIGRATIONS_DIR", "STEWARD_LOG_LEVEL", "STEWARD_CONTROL_SOCKET",
-                                  "NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "CREDENTIALS_DIRECTORY"]
+                                  "STEWARD_PROJECT", "NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "CREDENTIALS_DIRECTORY"]
 
     /// Merges flags over environment over file; throws `ConfigError` or `UsageError`.
     init(spec: CommandSpec, arguments: ParsedArguments) throws {
@@ -66,22 +67,9 @@ struct CommandContext {
             throw ConfigError(file: config.sourceFile ?? "(no config file)", key: "[database] url",
                               message: "no database URL: pass --database-url, set STEWARD_DATABASE_URL, or set [database] url")
         }
-        var target: ConnectionString
-        do { target = try ConnectionString(url) }
-        catch let error as PostgresError { throw config.databaseURLError(error.message) }
-        if let passwordFile = config.databasePasswordFile {
-            let password: String
-            do { password = try StewardConfig.readSecret(path: passwordFile, what: "database password file") }
-            catch {
-                throw error.reported(at: config.sourceFile ?? "(flags and environment)", line: config.lines["[database] password_file"],
-                                     key: "[database] password_file")
-            }
-            do { target = try target.with(password: password) }
-            catch let error as PostgresError {
-                throw ConfigError(file: passwordFile, key: "[database] password_file", message: "the password cannot be passed to libpq: \(error.message)")
-            }
-        }
-        return target
+        return try ConnectionTarget.resolve(url: url, passwordFile: config.databasePasswordFile, urlError: config.databaseURLError,
+                                            passwordPlace: (config.sourceFile ?? "(flags and environment)", config.lines["[database] password_file"],
+                                                            "[database] password_file"))
     }
 
     /// Where a shadow database may be created: `--shadow-url`, then `[verify] shadow_url`; nil for the project's own server.
@@ -108,9 +96,12 @@ struct CommandContext {
     /// The migration files from the configured folder (`supabase/migrations` by default in a Supabase CLI project);
     /// with `deferParsing` only read and checksummed, for a run that parses what it needs.
     func migrationSource(deferParsing: Bool = false) throws -> MigrationSource {
-        let directory = !config.migrationsDirectoryIsSet && SupabaseHistoryMode.workingFolderIsCLIProject()
-            ? SupabaseHistoryMode.cliDirectory : config.migrationsDirectory
-        return try MigrationSource(directory: directory, include: config.migrationsInclude, deferParsing: deferParsing)
+        try MigrationSource(directory: migrationsDirectory, include: config.migrationsInclude, deferParsing: deferParsing)
+    }
+
+    /// The configured migrations folder (`supabase/migrations` by default in a Supabase CLI project).
+    var migrationsDirectory: String {
+        !config.migrationsDirectoryIsSet && SupabaseHistoryMode.workingFolderIsCLIProject() ? SupabaseHistoryMode.cliDirectory : config.migrationsDirectory
     }
 }
 

@@ -22,6 +22,7 @@ enum ManualPages {
         "STEWARD_MIGRATIONS_DIR": "The migrations folder when --migrations is not given; beats [migrations] dir.",
         "STEWARD_LOG_LEVEL": "The log level when --log-level is not given; beats [log] level.",
         "STEWARD_CONTROL_SOCKET": "The control socket path when --socket is not given; beats [control] socket.",
+        "STEWARD_PROJECT": "The project label on every metric (project=\"NAME\"); beats [metrics] project. steward@.service sets it to the instance name.",
         "NOTIFY_SOCKET": "Set by systemd for Type=notify services: steward run reports READY=1, STATUS=, STOPPING=1 there.",
         "WATCHDOG_USEC": "Set by systemd with WatchdogSec=: steward run sends WATCHDOG=1 every half of it.",
         "WATCHDOG_PID": "Set by systemd with the watchdog: the process the watchdog is meant for.",
