@@ -52,8 +52,8 @@ enum FleetStatusCommand: StewardCommand {
                 }
                 return (.succeeded, Result<Row, FleetFailure>.success(row))
             } catch {
-                let failure = FleetFailure(error)
-                return (failure.outcome, .failure(failure))
+                // The failure is the row's, not the rollout's: the next stage is read too.
+                return (.succeeded, .failure(FleetFailure(error)))
             }
         })
 

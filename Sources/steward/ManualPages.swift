@@ -1,5 +1,6 @@
 import CLI
 import Config
+import Fleet
 import FoundationEssentials
 import Jobs
 
@@ -38,6 +39,11 @@ enum ManualPages {
         ("/usr/share/steward/optional", "Opt-in migration folders (username-enforcement, storage-hardening, avatar-integrity)."),
         ("/usr/share/steward/reserved-usernames.txt", "The built-in reserved usernames, one a line."),
         ("/lib/systemd/system/steward.service", "The systemd unit (Type=notify, user steward)."),
+        ("/lib/systemd/system/steward@.service", """
+            The template unit, one instance per project: steward@NAME reads /etc/steward/NAME.ini and the password \
+            /etc/steward/NAME.password, has its own control socket /run/steward/NAME/control.sock and state directory \
+            /var/lib/steward/NAME, and labels every metric project="NAME".
+            """),
         ("/usr/lib/sysusers.d/steward.conf", "Creates the steward system user and group."),
     ]
 
@@ -95,7 +101,7 @@ enum ManualPages {
     ]
 
     /// The order sections are described in.
-    static let sectionOrder = ["database", "migrations", "log", "control", "storage", "metrics", "daemon", "apple", "advisor"]
+    static let sectionOrder = ["database", "migrations", "log", "control", "storage", "metrics", "daemon", "apple", "advisor", "fleet"]
 
     static var stewardINI: String {
         var page = header(name: "STEWARD.INI", section: 5, title: "File Formats")
@@ -118,6 +124,15 @@ enum ManualPages {
                 let fallback = StewardConfig.documentedDefaults[section]?[key] ?? "unset"
                 page += keyEntry(key, takes: takes, default: fallback, note: keyNotes[section]?[key])
             }
+        }
+        page += ".SH \"[target.NAME]\"\n"
+        page += Roff.paragraphs("""
+        One section per project of a fleet, for steward fleet status, migrate, verify and job run. NAME is letters, \
+        digits, . _ or -. Stages run in the order [fleet] stages lists them; --migrations and --include on the command \
+        line apply to every target. A config without targets is a single project, as before.
+        """) + "\n"
+        for (key, takes) in FleetTarget.keys.sorted(by: { $0.key < $1.key }) {
+            page += keyEntry(key, takes: takes, default: FleetTarget.documentedDefaults[key] ?? "unset")
         }
         page += ".SH \"[job.NAME]\"\n"
         page += Roff.paragraphs("One section per job; every job takes these keys, and the keys of its own below.") + "\n"
@@ -159,10 +174,10 @@ extension ExitCode {
     var meaning: String {
         switch self {
         case .ok: "Success (whatever a job found, unless --fail-on-findings)."
-        case .failure: "The command failed: a statement, a lock, a file, or the daemon refused."
-        case .drift: "Drift or differences found (status, verify, adopt), new findings with --fail-on-findings, or an Apple secret close to expiry."
+        case .failure: "The command failed: a statement, a lock, a file, or the daemon refused; fleet migrate, verify and job run: a target failed (named in the table)."
+        case .drift: "Drift or differences found (status, verify, adopt), new findings with --fail-on-findings, or an Apple secret close to expiry; fleet status: some target has pending or blocked files or drift; fleet verify: some target drifts."
         case .usage: "The command line was wrong."
-        case .unavailable: "The database, or the daemon's control socket, could not be reached."
+        case .unavailable: "The database, or the daemon's control socket, could not be reached; fleet commands: some target could not be reached or refused the password (and none failed otherwise)."
         case .temporaryFailure: "Another run of the job holds the lock, or the daemon did not answer in time; try again later."
         case .config: "The configuration is wrong: the message names file:line and key."
         }

@@ -145,18 +145,28 @@ struct FleetCommandTests {
         try """
             [migrations]
             dir = \(TestEnvironment.migrationsDirectory)
+            [fleet]
+            stages = canary, production
+            [target.down]
+            url = postgresql://postgres:\(wrong)@127.0.0.1:1/postgres
+            stage = canary
             [target.good]
             url = \(bare)
             password_file = \(right)
-            [target.down]
-            url = postgresql://postgres:\(wrong)@127.0.0.1:1/postgres
+            stage = production
             [target.refused]
             url = \(bare)
             password_file = \(passwordFile)
+            stage = production
             """.write(toFile: config, atomically: true, encoding: .utf8)
 
-        let migrate = try StewardProcess.run(["fleet", "migrate", "--config", config, "--continue-on-error"])
+        // The unreachable canary stops the rollout: production is not started.
+        let stopped = try StewardProcess.run(["fleet", "migrate", "--config", config])
+        #expect(stopped.exitCode == 69, "\(stopped.output)")
+        #expect(stopped.stdout.split(separator: "\n").contains { $0.hasPrefix("good ") && $0.contains(" not-started ") }, "\(stopped.stdout)")
+        let migrate = try StewardProcess.run(["fleet", "migrate", "--config", config, "--stage", "production", "--continue-on-error"])
         #expect(migrate.exitCode == 69, "\(migrate.output)")
+        #expect(migrate.stdout.split(separator: "\n").contains { $0.hasPrefix("good ") && $0.contains(" applied ") }, "\(migrate.stdout)")
         let status = try StewardProcess.run(["fleet", "status", "--config", config])
         #expect(status.exitCode == 69, "\(status.output)")
         let table = status.stdout.split(separator: "\n")
@@ -171,7 +181,9 @@ struct FleetCommandTests {
         #expect(rows["refused"]?["reachable"] as? Bool == false)
         #expect((rows["refused"]?["error"] as? String)?.contains("password authentication failed") == true)
         #expect(rows["good"]?["up_to_date"] as? Bool == true, "\(json.stdout)")
-        for result in [migrate, status, json] {
+        // A status read goes on past an unreachable canary: every stage is read.
+        #expect(rows.count == 3)
+        for result in [stopped, migrate, status, json] {
             #expect(!result.output.contains(wrong), "the wrong password leaked")
             #expect(!result.output.contains("steward-local"), "the right password leaked")
         }
