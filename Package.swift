@@ -5,11 +5,12 @@ import PackageDescription
 /// the job types once, in `Sources/steward/StewardJobs.swift`.
 let jobModules: [Target] = [
     .target(name: "PruneHistory", dependencies: ["Config", "Jobs", "Postgres"]),
-    .target(name: "UsernameCheck", dependencies: ["Config", "Jobs", "OutputText", "Postgres", "Usernames"], exclude: ["username-findings.sql"]),
-    .target(name: "OrphanAvatars", dependencies: ["Config", "HTTP", "Jobs", "OutputText", "StewardLog", "Postgres", "Storage"], exclude: ["deleted-objects.sql", "deleted-objects-settle-after.sql"]),
-    .target(name: "AppleSecret", dependencies: ["OutputText", "Alerts", "Apple", "Config", "LibCrypto", "HTTP", "Jobs", "StewardLog", "Postgres"],
-            exclude: ["apple-secrets.sql"]),
-    .target(name: "AdvisorJob", dependencies: ["Advisor", "Alerts", "Config", "Jobs", "StewardLog", "Postgres"]),
+    .target(name: "UsernameCheck", dependencies: ["Config", "Jobs", "OutputText", "Postgres", "Usernames"]),
+    .target(name: "OrphanAvatars", dependencies: ["Config", "HTTP", "Jobs", "OutputText", "StewardLog", "Postgres", "Storage"],
+            exclude: ["bucket-counts.sql", "candidate-page.sql", "candidates.sql", "dangling-references.sql", "reference-columns.sql"],
+            plugins: ["EmbedSchema"]),
+    .target(name: "AppleSecret", dependencies: ["OutputText", "Alerts", "Apple", "Config", "LibCrypto", "HTTP", "Jobs", "StewardLog", "Postgres"]),
+    .target(name: "SecurityAdvisor", dependencies: ["Advisor", "Alerts", "Config", "Jobs", "StewardLog", "Postgres"]),
     .target(name: "LegacyImport", dependencies: ["Config", "Jobs", "StewardLog", "Postgres"]),
 ]
 
@@ -34,10 +35,10 @@ let package = Package(
         .systemLibrary(name: "CPgQuery", providers: [.apt(["libpg-query-dev"])]),
 
         // One thin Swift layer over each C library; nothing above them imports C.
-        .target(name: "Postgres", dependencies: ["CPostgres", "BlockingExecutor", "StewardLog", "TimeZones"]),
+        .target(name: "Postgres", dependencies: ["CPostgres", "BlockingExecutor", "OutputText", "StewardLog", "TimeZones"]),
         .target(name: "LibCrypto", dependencies: ["COpenSSL"]),
         .target(name: "Config", dependencies: ["OutputText", "StewardLog"]),
-        .target(name: "HTTP", dependencies: ["CCurl", "BlockingExecutor"]),
+        .target(name: "HTTP", dependencies: ["CCurl", "BlockingExecutor", "OutputText"]),
         .target(name: "SQLParser", dependencies: ["CPgQuery"]),
 
         // The threads every blocking C call runs on, off the cooperative pool and cancellable.
@@ -47,13 +48,13 @@ let package = Package(
         .target(name: "OutputText"),
         // Log lines: levels, sinks, the secret redactor.
         .target(name: "StewardLog", dependencies: ["FileSystem", "OutputText"]),
-        .target(name: "Migrations", dependencies: ["OutputText", "AdvisoryLocks", "Postgres", "LibCrypto", "StewardLog", "SQLParser", "StewardSchema"],
-                exclude: ["steward-schema.sql", "supabase-cli-method.sql", "schema-record.sql"]),
+        .target(name: "Migrations", dependencies: ["OutputText", "BlockingExecutor", "Config", "Postgres", "LibCrypto", "StewardLog", "SQLParser", "StewardDatabase"]),
         // What each pending statement locks, on which table and for how long (scan, rewrite), judged against the live
         // catalog: `steward lint`, and the gate `migrate` runs before applying.
-        .target(name: "Lint", dependencies: ["OutputText", "Migrations", "Postgres", "SQLParser"]),
-        // Steward's own tables: the owners' .sql files, embedded at build time in version order (versions.txt).
-        .target(name: "StewardSchema", exclude: ["versions.txt"], plugins: ["EmbedSchema"]),
+        .target(name: "Lint", dependencies: ["OutputText", "Config", "Migrations", "Postgres", "SQLParser"]),
+        // Steward's footprint in the database: every advisory lock key it takes, and its own `steward` schema (the
+        // .sql file of each table in schema/, embedded at build time in the order of schema/versions.txt, and applied).
+        .target(name: "StewardDatabase", dependencies: ["Postgres"], exclude: ["schema"], plugins: ["EmbedSchema"]),
         .plugin(name: "EmbedSchema", capability: .buildTool(), dependencies: ["EmbedSchemaTool"]),
         .executableTarget(name: "EmbedSchemaTool"),
         // What Steward knows of the Supabase app's schema (advice, enforcement), kept out of the generic engine.
@@ -62,23 +63,23 @@ let package = Package(
         .target(name: "Scheduler", dependencies: ["OutputText", "TimeZones"]),
         // Time zones from the system's tzdata files, and the one owner of calendar arithmetic.
         .target(name: "TimeZones"),
-        .target(name: "Advisor", dependencies: ["OutputText", "Postgres", "StewardLog"], exclude: ["advisor-findings.sql"]),
-        .target(name: "Storage", dependencies: ["OutputText", "BlockingExecutor", "HTTP", "StewardLog"]),
+        .target(name: "Advisor", dependencies: ["OutputText", "Postgres", "StewardLog"]),
+        .target(name: "Storage", dependencies: ["OutputText", "BlockingExecutor", "Config", "HTTP", "StewardLog"],
+                exclude: ["mention-decode.sql", "mention-patterns.sql", "mention-texts.sql", "reference-matches.sql", "reference-names.sql"],
+                plugins: ["EmbedSchema"]),
         .target(name: "Apple", dependencies: ["OutputText", "BlockingExecutor", "LibCrypto", "HTTP"]),
-        // Every advisory lock key Steward takes.
-        .target(name: "AdvisoryLocks"),
-        .target(name: "Alerts", dependencies: ["OutputText", "HTTP", "StewardLog", "Postgres"], exclude: ["alerts.sql"]),
+        .target(name: "Alerts", dependencies: ["OutputText", "Config", "HTTP", "StewardLog", "Postgres"]),
         // The job framework; each job is a module of its own on top of it (`jobModules`, above).
-        .target(name: "Jobs", dependencies: ["OutputText", "AdvisoryLocks", "Config", "StewardLog", "Postgres", "Scheduler"], exclude: ["job-runs.sql"]),
+        .target(name: "Jobs", dependencies: ["OutputText", "StewardDatabase", "Config", "StewardLog", "Postgres", "Scheduler"]),
         .target(name: "CSystem"),
         .target(name: "CUnicode"),
         // libcurl's headers (libcurl4-openssl-dev); the library itself is opened on first use.
         .target(name: "CCurl"),
-        .target(name: "Usernames", dependencies: ["CUnicode"]),
-        .target(name: "Control", dependencies: ["OutputText", "CSystem", "FileSystem", "StewardLog"]),
+        .target(name: "Usernames", dependencies: ["CUnicode", "OutputText"]),
+        .target(name: "Control", dependencies: ["OutputText", "BlockingExecutor", "CSystem", "FileSystem", "StewardLog"]),
         .target(name: "FileSystem"),
-        .target(name: "Systemd"),
-        .target(name: "Daemon", dependencies: ["OutputText", "AdvisoryLocks", "Config", "Control", "CSystem", "FileSystem", "Jobs", "StewardLog", "Migrations", "Postgres", "Scheduler", "Systemd", "SupabaseProject"], exclude: ["leader.sql"]),
+        .target(name: "Systemd", dependencies: ["BlockingExecutor"]),
+        .target(name: "Daemon", dependencies: ["OutputText", "StewardDatabase", "Config", "Control", "CSystem", "FileSystem", "Jobs", "StewardLog", "Migrations", "Postgres", "Scheduler", "Systemd", "SupabaseProject"]),
 
         // Many projects: targets, the rollout plan (stages, batches, what a failure stops), the bounded runner, the summary.
         .target(name: "Fleet", dependencies: ["Config", "OutputText", "Postgres"]),
@@ -93,17 +94,18 @@ let package = Package(
         // Fixtures shared by every test target: the real database, the built binary.
         .target(name: "TestSupport", dependencies: ["OutputText", "Postgres", "StewardLog", "HTTP", "Storage"], path: "Tests/TestSupport"),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestSupport"]),
-        .testTarget(name: "MigrationsTests", dependencies: ["Migrations", "Postgres", "SQLParser", "LibCrypto", "StewardSchema", "SupabaseProject", "TestSupport"],
+        .testTarget(name: "MigrationsTests", dependencies: ["Migrations", "Postgres", "SQLParser", "LibCrypto", "StewardDatabase", "SupabaseProject", "TestSupport"],
                     exclude: ["Fixtures"]),
         .testTarget(name: "LintTests", dependencies: ["Lint", "Migrations", "Postgres", "TestSupport"]),
-        .testTarget(name: "ConfigTests", dependencies: ["OutputText", "Config", "CLI", "Jobs", "StewardLog", "Scheduler", "Control", "TestSupport", "steward",
+        .testTarget(name: "ConfigTests", dependencies: ["OutputText", "Config", "CLI", "Daemon", "Jobs", "Migrations", "StewardLog", "Scheduler", "Control", "TestSupport", "steward",
                                                     "OrphanAvatars", "PruneHistory", "UsernameCheck"]),
         .testTarget(name: "SchedulerTests", dependencies: ["Scheduler"]),
         .testTarget(name: "JobsTests", dependencies: ["Jobs", "OutputText", "StewardLog", "TestSupport"]),
         .testTarget(name: "TimeZonesTests", dependencies: ["TimeZones", "TestSupport"]),
         .testTarget(name: "BlockingExecutorTests", dependencies: ["BlockingExecutor"]),
         .testTarget(name: "UsernamesTests", dependencies: ["Usernames", "TestSupport"]),
-        .testTarget(name: "AdvisorTests", dependencies: ["Advisor", "AdvisorJob", "Jobs", "LegacyImport", "Migrations", "Postgres", "SupabaseProject", "TestSupport"]),
+        .testTarget(name: "AdvisorTests", dependencies: ["Advisor", "SecurityAdvisor", "Jobs", "LegacyImport", "Migrations", "Postgres", "SupabaseProject", "TestSupport"]),
+        .testTarget(name: "OrphanAvatarsTests", dependencies: ["OrphanAvatars"]),
         .testTarget(name: "FleetTests", dependencies: ["Config", "Fleet", "OutputText", "Postgres", "TestSupport"]),
         .testTarget(name: "StewardTests", dependencies: ["OutputText", "FileSystem", "Postgres", "Storage", "TestSupport", "steward"]),
     ] + jobModules

@@ -13,21 +13,24 @@ public struct AppleSecretJob: Job {
     public static let name = "apple-secret"
     public static let abstract = "Remind before Sign in with Apple's client secret expires, and rotate it (auto_rotate)."
     public static let defaultSchedule = "7 9 * * *"
-    public static let options: [JobOption] = []
+    public static let options: [any ConfigKeyDeclaration] = []
 
     /// Off unless `[apple]` says where a secret comes from.
-    public static func enabledByDefault(_ config: StewardConfig) -> Bool { config.apple.usesSecret || !config.apple.nativeBundleIDs.isEmpty }
+    public static func enabledByDefault(_ config: StewardConfig) -> Bool {
+        let apple = AppleSettings(config)
+        return apple.usesSecret || !apple.nativeBundleIDs.isEmpty
+    }
 
     /// The job reads `[apple]` only.
     public struct Settings: Sendable {
         public let apple: AppleSettings
     }
 
-    public static func settings(_ options: JobOptions, config: StewardConfig) throws(ConfigError) -> Settings { Settings(apple: config.apple) }
+    public static func settings(_ options: JobOptions, config: StewardConfig) throws(ConfigError) -> Settings { Settings(apple: AppleSettings(config)) }
 
-    let apple: AppleSettings
+    let settings: Settings
 
-    public init(settings: Settings) { apple = settings.apple }
+    public init(settings: Settings) { self.settings = settings }
 
     public func run(_ context: JobContext) async throws -> JobSummary {
         // Its transfers (Management API, webhook) stop at the run's deadline or cancellation.
@@ -35,7 +38,7 @@ public struct AppleSecretJob: Job {
     }
 
     private func check(_ context: JobContext) async throws -> JobSummary {
-        let apple = apple
+        let apple = settings.apple
         let log = context.logger
         var summary = JobSummary()
         let status = try await AppleSecretStatus.read(apple, database: context.database)

@@ -40,15 +40,7 @@ public final class WaitCondition: @unchecked Sendable {
     /// Waits (inside `locked`) until woken or until `seconds` have passed; may wake early, so callers re-check.
     public func wait(seconds: Double) {
         guard seconds > 0 else { return }
-        let bounded = min(seconds, 86_400)
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        let whole = Int(bounded)
-        var nanoseconds = Int(now.tv_nsec) + Int((bounded - Double(whole)) * 1e9)
-        var deadline = timespec()
-        deadline.tv_sec = now.tv_sec + whole + nanoseconds / 1_000_000_000
-        nanoseconds %= 1_000_000_000
-        deadline.tv_nsec = nanoseconds
+        var deadline = MonotonicClock.deadline(after: seconds)
         pthread_cond_timedwait(condition, mutex, &deadline)
     }
 }

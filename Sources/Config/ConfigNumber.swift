@@ -45,3 +45,10 @@ public enum ConfigNumber {
         return ms
     }
 }
+
+extension ConfigNumber {
+    /// `0` and `1` for whole numbers, else the number as Swift prints it (the manual's and messages' form).
+    public static func plain(_ number: Double) -> String {
+        number == number.rounded() && abs(number) < 1e15 ? String(Int64(number)) : String(number)
+    }
+}

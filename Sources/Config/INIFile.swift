@@ -29,22 +29,23 @@ public struct INIFile: Sendable {
     public let entries: [Entry]
 
     /// Reads and parses `path`; throws `ConfigError` with the line of the first mistake.
-    public init(path: String) throws(ConfigError) {
+    public init(path: String, repeatable: Set<String> = []) throws(ConfigError) {
         let text: [UInt8]
         switch FileReader.bytes(path, limit: Self.maximumBytes) {
         case .success(let bytes): text = bytes
         case .failure(let error): throw ConfigError(file: path, message: "cannot read: \(error.reason)")
         }
-        try self.init(path: path, bytes: text)
+        try self.init(path: path, bytes: text, repeatable: repeatable)
     }
 
     /// Parses `text` as if read from `path`.
-    public init(path: String, text: String) throws(ConfigError) {
-        try self.init(path: path, bytes: Array(text.utf8))
+    public init(path: String, text: String, repeatable: Set<String> = []) throws(ConfigError) {
+        try self.init(path: path, bytes: Array(text.utf8), repeatable: repeatable)
     }
 
-    /// Parses raw file bytes as if read from `path`; invalid UTF-8 is refused with its line.
-    public init(path: String, bytes input: [UInt8]) throws(ConfigError) {
+    /// Parses raw file bytes as if read from `path`; invalid UTF-8 is refused with its line. `repeatable` names the
+    /// `[section] key`s that may be written on several lines (the keys declare it).
+    public init(path: String, bytes input: [UInt8], repeatable: Set<String> = []) throws(ConfigError) {
         guard input.count <= Self.maximumBytes else {
             throw ConfigError(file: path, message: "larger than \(Self.maximumBytes) bytes")
         }
@@ -87,7 +88,7 @@ public struct INIFile: Sendable {
             guard let section else { throw fail("key \"\(key)\" comes before any [section] header") }
             let value = Self.trimmed(Self.strippingComment(trimmed[trimmed.index(after: eq)...]))
             let id = section + "\u{0}" + key
-            if let first = firstLine[id], !Self.repeatable.contains("[\(section)] \(key)") {
+            if let first = firstLine[id], !repeatable.contains("[\(section)] \(key)") {
                 throw ConfigError(file: path, line: number, key: "[\(section)] \(key)",
                                   message: "set twice (first at line \(first)); each key may appear once in a section")
             }
@@ -97,9 +98,6 @@ public struct INIFile: Sendable {
         self.path = path
         self.entries = entries
     }
-
-    /// Keys that may be written several times in their section, each line one more value.
-    static let repeatable: Set<String> = ["[advisor] ignore"]
 
     /// `text` without leading and trailing spaces and tabs.
     static func trimmed(_ text: Substring) -> Substring {

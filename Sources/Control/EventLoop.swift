@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import BlockingExecutor
 internal import CSystem
 import FoundationEssentials
 import StewardLog
@@ -281,11 +282,7 @@ final class EventLoop: @unchecked Sendable {
         if !client.privileged && client.awaitingReply { unprivilegedWaiting.removeAll { $0.client == id } }
     }
 
-    private func now() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-    }
+    private func now() -> Double { MonotonicClock.seconds() }
 
     static func error(_ message: String) -> String {
         JSON.object([("ok", .bool(false)), ("error", .string(message))]).rendered

@@ -1,4 +1,5 @@
 import OutputText
+import Config
 import Control
 import FoundationEssentials
 import Glibc
@@ -13,7 +14,7 @@ struct ControlHandler: Sendable {
     let coordinator: Coordinator
     let session: DatabaseSession
     let makeSession: @Sendable (String) -> DatabaseSession
-    let reload: @Sendable () async -> [String]
+    let reload: @Sendable () async -> ReloadOutcome
     let logger: Logger
     let host: String
     /// A connection of its own for root and Steward's user, so their requests never queue behind other users'.
@@ -22,7 +23,7 @@ struct ControlHandler: Sendable {
     let jobsReply = JobsReplyMemo()
 
     init(coordinator: Coordinator, session: DatabaseSession, makeSession: @escaping @Sendable (String) -> DatabaseSession,
-         reload: @escaping @Sendable () async -> [String], logger: Logger, host: String) {
+         reload: @escaping @Sendable () async -> ReloadOutcome, logger: Logger, host: String) {
         self.coordinator = coordinator
         self.session = session
         self.makeSession = makeSession
@@ -246,8 +247,8 @@ struct ControlHandler: Sendable {
     }
 
     private func migrations(_ session: DatabaseSession) async throws -> String {
-        let directory = coordinator.settings.config.migrationsDirectory
-        let include = coordinator.settings.config.migrationsInclude
+        let directory = coordinator.settings.migrationsDirectory
+        let include = coordinator.settings.config[MigrationsConfig.include]
         let status = try await session.run { c in try Migrator(connection: c, source: try MigrationSource(directory: directory, include: include), logger: .silent).status() }
         coordinator.state.withLock { $0.pendingMigrations = status.pending.count }
         var text = ""
@@ -262,8 +263,8 @@ struct ControlHandler: Sendable {
     }
 
     private func verify(_ session: DatabaseSession) async throws -> String {
-        let directory = coordinator.settings.config.migrationsDirectory
-        let include = coordinator.settings.config.migrationsInclude
+        let directory = coordinator.settings.migrationsDirectory
+        let include = coordinator.settings.config[MigrationsConfig.include]
         let report = try await session.run { c in try Verifier(connection: c, source: try MigrationSource(directory: directory, include: include), advisor: SupabaseAdvisor()).verify() }
         coordinator.state.withLock { $0.schemaDifferences = report.differences.count; $0.schemaAdvisories = report.advisories.count }
         let text = report.differences.isEmpty ? "ok: the database matches the \(report.checkedFiles) applied migration(s)"
@@ -273,9 +274,14 @@ struct ControlHandler: Sendable {
     }
 
     private func reloadNow() async -> String {
-        let errors = await reload()
-        return errors.isEmpty ? success([("reloaded", .bool(true))], text: "configuration reloaded")
-            : JSON.object([("ok", .bool(false)), ("reloaded", .bool(false)), ("errors", .strings(errors)),
-                           ("error", .string("configuration refused; the old one stays: " + errors.joined(separator: "; ")))]).rendered
+        switch await reload() {
+        case .applied(let needsRestart):
+            return success([("reloaded", .bool(true)), ("restart_needed", .strings(needsRestart))],
+                           text: "configuration reloaded" + (needsRestart.isEmpty ? ""
+                               : "\nnot applied until a restart (read only at start): " + needsRestart.joined(separator: ", ")))
+        case .refused(let errors):
+            return JSON.object([("ok", .bool(false)), ("reloaded", .bool(false)), ("errors", .strings(errors)),
+                                ("error", .string("configuration refused; the old one stays: " + errors.joined(separator: "; ")))]).rendered
+        }
     }
 }

@@ -21,19 +21,21 @@ public final class Daemon: Sendable {
     let logger: Logger
     let notifier: SystemdNotifier
     let target: ConnectionString
-    let environment: [String: String]
-    let overrides: @Sendable (inout StewardConfig) -> Void
+    /// Reads the configuration again as it was read at start (file, environment, flags) and checks all of it.
+    let loadSettings: @Sendable () throws(ConfigError) -> DaemonSettings
+    /// The configuration read at start: what the keys read only then are running with.
+    let started: StewardConfig
     let version: String
 
-    /// A daemon for `settings`, connecting to `target` (password already resolved).
+    /// A daemon for `settings`, connecting to `target` (password already resolved); a reload calls `loadSettings`.
     public init(settings: DaemonSettings, target: ConnectionString, logger: Logger, version: String,
-                environment: [String: String], overrides: @escaping @Sendable (inout StewardConfig) -> Void) {
+                environment: [String: String], loadSettings: @escaping @Sendable () throws(ConfigError) -> DaemonSettings) {
         self.coordinator = Coordinator(settings: settings)
         self.logger = logger
         self.notifier = SystemdNotifier(environment: environment)
         self.target = target
-        self.environment = environment
-        self.overrides = overrides
+        self.loadSettings = loadSettings
+        self.started = settings.config
         self.version = version
     }
 
@@ -44,7 +46,7 @@ public final class Daemon: Sendable {
         let host = settings.host
         logger.notice("starting", [("version", version), ("config", settings.path ?? "(none)"), ("host", host), ("pid", String(getpid())),
                                    ("database", target.description)])
-        let server = ControlServer(path: settings.config.controlSocket, logger: logger.named("control"))
+        let server = ControlServer(path: settings.config[DaemonConfig.controlSocket], logger: logger.named("control"))
         let listener: ControlServer.Listener
         do {
             listener = try server.listen()
@@ -75,7 +77,7 @@ public final class Daemon: Sendable {
             // `ctl jobs` answers from this reading on; runs ending here and its age make it read again.
             _ = await handler.lastRuns(controlSession)
             Self.start(LeaderElection(session: makeSession("leader"), coordinator: coordinator, lifecycle: lifecycle,
-                                      logger: logger.named("leader"), host: host, pollSeconds: settings.config.leaderPollSeconds),
+                                      logger: logger.named("leader"), host: host, pollSeconds: settings.config[DaemonConfig.leaderPoll]),
                        in: &group, logger: logger)
             Self.start(SchedulerService(coordinator: coordinator, lifecycle: lifecycle, logger: logger.named("scheduler"),
                                         session: makeSession("scheduler"), makeSession: makeSession, host: host),
@@ -102,8 +104,8 @@ public final class Daemon: Sendable {
     /// Waits for the database, prepares Steward's schema, checks the app schema; false when stopped first.
     private func prepare(_ session: DatabaseSession) async -> Bool {
         var backoff = 1.0
-        let directory = coordinator.settings.config.migrationsDirectory
-        let include = coordinator.settings.config.migrationsInclude
+        let directory = coordinator.settings.migrationsDirectory
+        let include = coordinator.settings.config[MigrationsConfig.include]
         let logger = logger
         while !lifecycle.isStopping {
             do {
@@ -142,19 +144,25 @@ public final class Daemon: Sendable {
         return false
     }
 
-    /// Re-reads the config file: the new one replaces the old only if all of it is valid.
-    func reload() async -> [String] {
+    /// Re-reads the config file: the new one replaces the old only if all of it is valid. Keys read only at start
+    /// (`[database] url`, `[control] socket`, …) keep their running values; the outcome and the log name them.
+    func reload() async -> ReloadOutcome {
         notifier.reloading()
         defer { notifier.ready(status: coordinator.leadership.isLeader ? "running; leader" : "running; standing by") }
         let path = coordinator.settings.path
         do {
-            let settings = try DaemonSettings.load(path: path, environment: environment, catalog: coordinator.settings.catalog, overrides: overrides)
+            let settings = try loadSettings()
             _ = try settings.config.checkSecretFiles()
+            let needsRestart = started.changesNeedingRestart(in: settings.config)
             coordinator.apply(settings)
             logger.notice("configuration reloaded", [("config", path ?? "(none)"), ("jobs", settings.enabledJobs.map(\.settings.name).joined(separator: ","))])
-            return []
+            if !needsRestart.isEmpty {
+                logger.warning("changed keys are read only at start; restart steward to apply them",
+                               [("keys", needsRestart.joined(separator: ", "))])
+            }
+            return .applied(needsRestart: needsRestart)
         } catch {
-            return [error.description]
+            return .refused([error.description])
         }
     }
 
@@ -168,4 +176,10 @@ public final class Daemon: Sendable {
             return exitCode
         }
     }
+}
+
+/// What a reload did: applied (naming the changed keys that wait for a restart), or refused with why.
+public enum ReloadOutcome: Sendable {
+    case applied(needsRestart: [String])
+    case refused([String])
 }

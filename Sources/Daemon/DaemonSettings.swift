@@ -1,6 +1,7 @@
 import Config
 import FoundationEssentials
 import Jobs
+import Migrations
 
 /// Everything `steward run` needs from its configuration, validated as a whole before anything starts.
 public struct DaemonSettings: Sendable {
@@ -11,21 +12,21 @@ public struct DaemonSettings: Sendable {
     /// The file to read again on reload (nil: environment and flags only).
     public let path: String?
 
-    /// Loads and checks `path`: a bad key or value anywhere, job sections included, throws naming file, line and key.
-    public static func load(path: String?, environment: [String: String], catalog: JobCatalog,
-                            overrides: (inout StewardConfig) -> Void = { _ in }) throws(ConfigError) -> DaemonSettings {
-        var config = try StewardConfig.load(path: path, environment: environment)
-        overrides(&config)
-        let jobs = try catalog.configure(config.jobSections, config: config)
-        return DaemonSettings(config: config, jobs: jobs, catalog: catalog, path: path)
+    /// The settings of a configuration loaded once by the caller: every job section is checked here, a bad key or
+    /// value throws naming file, line and key.
+    public init(config: StewardConfig, catalog: JobCatalog, path: String?) throws(ConfigError) {
+        self.config = config
+        self.jobs = try catalog.configure(config.jobSections, config: config)
+        self.catalog = catalog
+        self.path = path
     }
 
     /// The jobs that are enabled.
     public var enabledJobs: [JobCatalog.Configured] { jobs.filter { $0.settings.enabled } }
 
     /// This instance's name in history rows and status: `[daemon] host`, else the machine's host name.
-    public var host: String {
-        if let host = config.host { return host }
-        return ProcessInfo.processInfo.hostName
-    }
+    public var host: String { config[DaemonConfig.host] ?? ProcessInfo.processInfo.hostName }
+
+    /// The migrations folder (`MigrationsConfig.folder`).
+    public var migrationsDirectory: String { MigrationsConfig.folder(config) }
 }

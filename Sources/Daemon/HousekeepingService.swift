@@ -1,3 +1,4 @@
+import Config
 import FoundationEssentials
 import Jobs
 import StewardLog
@@ -39,14 +40,14 @@ struct HousekeepingService: DaemonService {
             if !s.3.isEmpty {
                 // e.g. "leader; 1 job(s) running; orphan-avatars: deleting 1200/5000 (24.0%) 310/s, 12s left"
                 status += s.3.sorted { $0.key < $1.key }.map { "; \($0.key): \(JobProgressEstimate($0.value.snapshot).line)" }.joined()
-                let progressDue = now.addingTimeInterval(config.progressIntervalSeconds)
+                let progressDue = now.addingTimeInterval(config[JobsConfig.progressInterval])
                 nextDue = nextDue.map { min($0, progressDue) } ?? progressDue
             }
             if status != lastStatus { notifier.status(status); lastStatus = status }
             // Runs ended count too: a short run can start and end between two wake-ups.
             let state = (leader: s.0, reachable: s.1, running: s.2, ended: s.4)
             if lastState.map({ $0 != state }) ?? true { lastState = state; quietSince = now; released = false }
-            let releaseAfter = config.releaseMemoryAfterSeconds
+            let releaseAfter = config[DaemonConfig.releaseMemoryAfter]
             if releaseAfter > 0, s.2 == 0, !released {
                 let due = quietSince.addingTimeInterval(releaseAfter)
                 if now >= due {
@@ -57,13 +58,13 @@ struct HousekeepingService: DaemonService {
                     nextDue = nextDue.map { min($0, due) } ?? due
                 }
             }
-            if let path = config.metricsTextfile {
-                if now.timeIntervalSince(lastMetrics) >= config.metricsIntervalSeconds {
+            if let path = config[DaemonConfig.metricsTextfile] {
+                if now.timeIntervalSince(lastMetrics) >= config[DaemonConfig.metricsInterval] {
                     do { try MetricsRenderer.write(MetricsRenderer.render(coordinator), to: path) }
                     catch { logger.warning("could not write the metrics file", [("path", path), ("error", "\(error)")]) }
                     lastMetrics = now
                 }
-                let metricsDue = lastMetrics.addingTimeInterval(config.metricsIntervalSeconds)
+                let metricsDue = lastMetrics.addingTimeInterval(config[DaemonConfig.metricsInterval])
                 nextDue = nextDue.map { min($0, metricsDue) } ?? metricsDue
             }
             await coordinator.statusChanges.wait(beyond: seen, timeout: nextDue.map { max(0.001, $0.timeIntervalSince(Date())) })

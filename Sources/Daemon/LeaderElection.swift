@@ -1,4 +1,4 @@
-import AdvisoryLocks
+import StewardDatabase
 import FoundationEssentials
 import Glibc
 import StewardLog

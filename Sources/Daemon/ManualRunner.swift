@@ -1,3 +1,4 @@
+import Config
 import FoundationEssentials
 import Glibc
 import Jobs
@@ -34,7 +35,7 @@ struct ManualRunner: Sendable {
         let session = makeSession(job)
         let progress = coordinator.track(job: job)
         let outcome = await JobRunner(session: session, host: host, pid: Int(getpid()), logger: logger,
-                                      progressIntervalSeconds: coordinator.settings.config.progressIntervalSeconds)
+                                      progressIntervalSeconds: coordinator.settings.config[JobsConfig.progressInterval])
             .execute(configured.job, settings: configured.settings, scheduledFor: nil, trigger: .manual, dryRun: dryRun, progress: progress)
         coordinator.untrack(job: job, progress)
         await session.reset()

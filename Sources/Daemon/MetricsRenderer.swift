@@ -7,7 +7,7 @@ enum MetricsRenderer {
     static func render(_ coordinator: Coordinator) -> String {
         let s = coordinator.state.withLock { $0 }
         var out = ""
-        let project = s.settings.config.metricsProject
+        let project = s.settings.config[DaemonConfig.metricsProject]
         func metric(_ name: String, _ help: String, _ type: String, _ samples: [(String, Double)]) {
             out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
             for (labels, value) in samples { out += name + withProject(labels, project) + " " + format(value) + "\n" }

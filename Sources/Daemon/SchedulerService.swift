@@ -83,7 +83,7 @@ struct SchedulerService: DaemonService {
                         manualRuns.close { _ in ManualRunner.refusal(reason: "the daemon is stopping: no new runs start") }
                         coordinator.withScheduler { $0.lostLeadership() }
                         if running == 0 { group.cancelAll(); continue }
-                        let timeout = coordinator.settings.config.shutdownTimeoutSeconds
+                        let timeout = coordinator.settings.config[DaemonConfig.shutdownTimeout]
                         logger.notice("stopping: waiting for running jobs", [("running", String(running)), ("timeout_s", JobRunner.format(timeout))])
                         group.addTask {
                             try? await Task.sleep(for: .milliseconds(Int64(JobRunner.boundedSeconds(timeout) * 1000)))
@@ -115,7 +115,7 @@ struct SchedulerService: DaemonService {
                         let jobSession = sessions[job] ?? makeSession(job)
                         sessions[job] = jobSession
                         let runner = JobRunner(session: jobSession, host: host, pid: Int(getpid()), logger: logger,
-                                               progressIntervalSeconds: coordinator.settings.config.progressIntervalSeconds)
+                                               progressIntervalSeconds: coordinator.settings.config[JobsConfig.progressInterval])
                         running += 1
                         let runTrigger: RunTrigger = switch trigger { case .schedule: .schedule; case .catchUp: .catchUp; case .retry: .retry }
                         let progress = coordinator.track(job: job)

@@ -10,14 +10,15 @@ struct SignalService: DaemonService {
     let lifecycle: Lifecycle
     let notifier: SystemdNotifier
     let logger: Logger
-    let reload: @Sendable () async -> [String]
+    let reload: @Sendable () async -> ReloadOutcome
 
     func run() async throws {
         for await number in relay.signals {
             switch number {
             case SIGHUP:
-                let errors = await reload()
-                if !errors.isEmpty { logger.error("reload refused; keeping the running configuration", [("errors", errors.joined(separator: "; "))]) }
+                if case .refused(let errors) = await reload() {
+                    logger.error("reload refused; keeping the running configuration", [("errors", errors.joined(separator: "; "))])
+                }
             default:
                 if lifecycle.stop() {
                     logger.notice("stopping", [("signal", number == SIGTERM ? "SIGTERM" : "SIGINT")])

@@ -37,22 +37,6 @@ public struct FleetTarget: Sendable, Equatable {
     /// The stage this target runs in.
     public var stageName: String { stage ?? Self.defaultStage }
 
-    /// Every key a `[target.NAME]` section takes, with what it takes (the table the reader and `steward.ini(5)` use).
-    public static let keys: [String: String] = [
-        "url": "a postgresql:// URL or key=value conninfo of the project's database, as [database] url",
-        "password_file": "a file path or credential:NAME holding the target's database password, as [database] password_file",
-        "stage": "the rollout stage the target belongs to (one of [fleet] stages)",
-        "migrations_dir": "the target's own migrations folder, instead of [migrations] dir",
-        "include": "the target's own opt-in migration folders, comma-separated, instead of [migrations] include",
-    ]
-
-    /// What each key is when the section leaves it out.
-    public static let documentedDefaults: [String: String] = [
-        "url": "none: every target needs one", "password_file": "unset (the URL or ~/.pgpass)",
-        "stage": "default (a stage run after the listed ones)", "migrations_dir": "[migrations] dir",
-        "include": "[migrations] include",
-    ]
-
     /// The key as messages name it: `[target.NAME] key`.
     public func key(_ key: String) -> String { "[target.\(name)] \(key)" }
 
@@ -63,59 +47,53 @@ public struct FleetTarget: Sendable, Equatable {
 }
 
 extension FleetTarget {
-    /// Reads every `[target.NAME]` section of `config`, in the file's order. A missing `url`, an unknown key, a bad
-    /// name, or a stage `[fleet] stages` does not list throws, naming file, line and key; values are never echoed
-    /// for secret keys.
+    /// Reads every `[target.NAME]` section of `config`, in the file's order, with the keys `FleetConfig` declares. A
+    /// missing `url`, an unknown key, a bad name, or a stage `[fleet] stages` does not list throws, naming file, line
+    /// and key; the values of `url` and `password_file` are never quoted back.
     public static func read(_ config: StewardConfig) throws(ConfigError) -> [FleetTarget] {
+        let stages = config[FleetConfig.stages]
         var targets: [FleetTarget] = []
-        for section in config.targetSections {
+        for section in config.familySections["target"] ?? [] {
             let target = try read(section)
-            if let stage = target.stage, !config.fleetStages.isEmpty, !config.fleetStages.contains(stage) {
-                throw target.error("stage", "\"\(stage)\" is not one of [fleet] stages (\(config.fleetStages.joined(separator: ", ")))")
+            if let stage = target.stage, !stages.isEmpty, !stages.contains(stage) {
+                throw target.error("stage", "\"\(stage)\" is not one of [fleet] stages (\(stages.joined(separator: ", ")))")
             }
             targets.append(target)
         }
         return targets
     }
 
-    /// One section's keys, checked.
-    static func read(_ section: JobSection) throws(ConfigError) -> FleetTarget {
-        let header = ConfigError(file: section.file, line: section.entries.first?.line, key: "[target.\(section.name)]",
-                                 message: "a target name is letters, digits, . _ or - (at most 64)")
-        guard isName(section.name) else { throw header }
-        var values: [String: String] = [:]
+    /// One section's keys, read by their declarations.
+    static func read(_ section: NamedSection) throws(ConfigError) -> FleetTarget {
+        guard isName(section.name) else {
+            throw ConfigError(file: section.file, line: section.entries.first?.line, key: section.header,
+                              message: "a target name is letters, digits, . _ or - (at most 64)")
+        }
+        var values: [String: any Sendable] = [:]
         var lines: [String: Int] = [:]
         for entry in section.entries {
-            guard let takes = keys[entry.key] else {
-                throw section.error(entry, "unknown key (known in [target.NAME]: \(keys.keys.sorted().joined(separator: ", ")))")
+            guard let key = FleetConfig.targetKeys.first(where: { $0.name == entry.key }) else {
+                throw section.error(entry, "unknown key (known in [target.NAME]: \(FleetConfig.targetKeys.map(\.name).sorted().joined(separator: ", ")))")
             }
-            let value = entry.value
-            switch entry.key {
-            case "url", "password_file":
-                // Never quoted back: a URL may hold a password, and the file key names where one is.
-                guard !value.isEmpty else { throw section.error(entry, "is empty; it takes \(takes)") }
-                if entry.key == "password_file" {
-                    do { _ = try SecretFile.resolve(value, what: "password file", environment: ["CREDENTIALS_DIRECTORY": "/"]) }
-                    catch { throw section.error(entry, error.message) }
-                }
-            case "stage":
-                guard isName(value) else { throw section.error(entry, "\"\(value)\" is not a stage name (letters, digits, . _ or -)") }
-            case "migrations_dir":
-                guard !value.isEmpty else { throw section.error(entry, "is empty; it takes \(takes)") }
-            default: break
+            switch key.readTakes(entry.value) {
+            case .success(let value): values[key.name] = value
+            case .failure(let problem):
+                // A URL may hold a password: it is never quoted back.
+                throw section.error(entry, key.name == "url" ? "is not \(key.takes)" : problem.message)
             }
-            values[entry.key] = value
-            lines[entry.key] = entry.line
+            lines[key.name] = entry.line
         }
-        guard let url = values["url"] else {
-            throw ConfigError(file: section.file, line: section.entries.first?.line, key: "[target.\(section.name)] url",
-                              message: "every target needs a url (\(keys["url"]!))")
+        func value<Value>(_ key: ConfigKey<Value?>) -> Value? { values[key.name].flatMap { $0 as? Value } }
+        guard let url = value(FleetConfig.url) else {
+            throw ConfigError(file: section.file, line: section.entries.first?.line, key: "\(section.header) url",
+                              message: "every target needs a url (\(FleetConfig.url.takes))")
         }
-        let include = values["include"].map { $0.split(separator: ",").map { String($0).trimmingWhitespace() }.filter { !$0.isEmpty } }
-        return FleetTarget(name: section.name, url: url, passwordFile: values["password_file"], stage: values["stage"],
-                           migrationsDirectory: values["migrations_dir"], include: include, file: section.file, lines: lines)
+        return FleetTarget(name: section.name, url: url, passwordFile: value(FleetConfig.passwordFile), stage: value(FleetConfig.stage),
+                           migrationsDirectory: value(FleetConfig.migrationsDirectory), include: value(FleetConfig.include),
+                           file: section.file, lines: lines)
     }
 
+    /// Letters, digits, `.`, `_`, `-`, at most 64 bytes: a target or stage name (it names rows, metrics and units).
     static func isName(_ text: String) -> Bool {
         !text.isEmpty && text.utf8.count <= 64 && text.utf8.allSatisfy { byte in
             (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)

@@ -1,3 +1,4 @@
+import OutputText
 /// The one place where text a peer handed back (a body, a header, an error) is made safe to show: every secret the
 /// HTTP client sent with the request (the `apikey` and `Authorization` values, tokens, a secret URL) is removed in
 /// every form a peer may echo it in (raw, percent-encoded, JSON-escaped), then the text is cut to a length and its
@@ -39,7 +40,7 @@ public struct PeerTextRedactor: Sendable {
             let lower = name.lowercased()
             if lower == "authorization" || lower == "proxy-authorization" {
                 secrets.append(value)
-                if let space = value.firstIndex(of: " ") { secrets.append(String(value[value.index(after: space)...]).trimmingSpaces()) }
+                if let space = value.firstIndex(of: " ") { secrets.append(String(value[value.index(after: space)...]).trimming(in: " \t")) }
             } else if lower == "apikey" || lower == "cookie" || lower.contains("key") || lower.contains("token") || lower.contains("secret") {
                 secrets.append(value)
             }
@@ -124,8 +125,4 @@ public struct PeerTextRedactor: Sendable {
         }
         return String(decoding: out, as: UTF8.self)
     }
-}
-
-extension String {
-    func trimmingSpaces() -> String { trimmingCharacters(in: " \t") }
 }

@@ -1,3 +1,4 @@
+import OutputText
 /// Collects what libcurl hands over for one transfer, refusing (and so aborting the transfer) past the caps.
 final class ResponseSink {
     var bytes: [UInt8] = []
@@ -34,17 +35,8 @@ final class ResponseSink {
         if line.hasPrefix("HTTP/") { headers = [] }   // a new response (after 100 Continue or a redirect)
         if let colon = line.firstIndex(of: ":") {
             let name = line[..<colon].lowercased()
-            let value = line[line.index(after: colon)...].trimmingCharacters(in: " \t\r\n")
+            let value = line[line.index(after: colon)...].trimming(in: " \t\r\n")
             headers.append((name, value))
         }
-    }
-}
-
-extension Substring {
-    func trimmingCharacters(in set: String) -> String {
-        var s = self
-        while let f = s.first, set.contains(f) { s = s.dropFirst() }
-        while let l = s.last, set.contains(l) { s = s.dropLast() }
-        return String(s)
     }
 }

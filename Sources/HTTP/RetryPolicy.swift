@@ -38,7 +38,3 @@ public struct RetryPolicy: Sendable {
     /// Whether `retryAfter` is present but neither delta-seconds nor an HTTP-date (so it was ignored).
     public static func isInvalid(retryAfter: String?) -> Bool { retryAfter.map { RetryAfter.seconds($0) == nil } ?? false }
 }
-
-extension String {
-    func trimmingCharacters(in set: String) -> String { Substring(self).trimmingCharacters(in: set) }
-}

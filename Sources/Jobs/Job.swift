@@ -12,11 +12,12 @@ public protocol Job: Sendable {
     static var abstract: String { get }
     /// The schedule used when the config names none.
     static var defaultSchedule: String { get }
-    /// Keys this job reads from its section, beyond the common ones.
-    static var options: [JobOption] { get }
+    /// Keys this job reads from its section, beyond the common ones: each declared once, typed, with its default
+    /// (`ConfigKey("batch_size", .integer(1...1000), default: 500, takes: …)`).
+    static var options: [any ConfigKeyDeclaration] { get }
 
-    /// Reads the job's own keys (and what it needs of the rest of the configuration, e.g. `[storage]`) once;
-    /// a bad value throws naming file, line and key.
+    /// The job's settings from its own keys, already read and checked (`options[Self.batchSize]`), and the keys it
+    /// reads of other sections (`config[StorageConfig.url]`).
     static func settings(_ options: JobOptions, config: StewardConfig) throws(ConfigError) -> Settings
 
     /// The job, from its settings.

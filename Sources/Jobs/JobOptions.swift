@@ -3,92 +3,64 @@ import FoundationEssentials
 import Scheduler
 import OutputText
 
-/// The job's own keys of one `[job.<name>]` section, defaults filled in, read into typed values by the job once.
-/// Every reader throws naming file, line and key (or the job and key for a bad default).
+/// The job's own keys of one `[job.<name>]` section, each read into its typed value when the section is checked
+/// (`JobSettings`), defaults filled in; the job reads them with `options[Self.batchSize]`.
 public struct JobOptions: Sendable {
-    /// Why a value is refused, in words.
-    public struct Problem: Error, Sendable {
-        public let message: String
-        public init(_ message: String) { self.message = message }
-    }
-
     let job: String
-    let section: JobSection?
-    let entries: [String: INIFile.Entry]
-    let values: [String: String]
+    let section: NamedSection?
+    private let values: [String: any Sendable]
 
-    init(job: String, section: JobSection?, entries: [String: INIFile.Entry], values: [String: String]) {
+    /// How a refusal is worded: the common keys say `"x" is not <what the key takes>`, a job's own keys say what the
+    /// form found (`from 1 to 1000`).
+    enum ErrorWording { case sayWhatTheKeyTakes, theFormsOwn }
+
+    /// Reads every key `declared` of `section` (set ones from their entries, the rest at their typed defaults); a
+    /// refusal throws naming file, line and key.
+    init(job: String, declared: [AnyConfigKey], section: NamedSection?, entries: [String: INIFile.Entry], errors: ErrorWording) throws(ConfigError) {
         self.job = job
         self.section = section
-        self.entries = entries
+        var values: [String: any Sendable] = [:]
+        for key in declared {
+            guard let entry = entries[key.name], let section else { continue }
+            var text = entry.value
+            if key.isPath, !text.isEmpty, !text.hasPrefix("/") {
+                // A relative path in a file is read relative to that file's folder, wherever Steward was started.
+                let folder = section.file.contains("/") ? String(section.file[..<section.file.lastIndex(of: "/")!]) : "."
+                text = folder + "/" + text
+            }
+            switch errors == .theFormsOwn ? key.readPlain(text) : key.readTakes(text) {
+            case .success(let value): values[key.name] = value
+            case .failure(let problem): throw section.error(entry, problem.message)
+            }
+        }
         self.values = values
     }
 
-    /// The value of `key` as written (its default when not configured; a relative path made relative to the file).
-    public func string(_ key: String) -> String { values[key] ?? "" }
+    /// The key's value: as the section sets it, else its default.
+    public subscript<Value>(key: ConfigKey<Value>) -> Value {
+        guard let value = values[key.name] else { return key.defaultValue }
+        return value as? Value ?? key.defaultValue
+    }
+}
 
-    /// The value of `key` read by `parse`; a refusal throws naming the key.
-    public func read<T>(_ key: String, _ parse: (String) -> Result<T, Problem>) throws(ConfigError) -> T {
-        switch parse(string(key)) {
-        case .success(let value): return value
-        case .failure(let problem): throw error(key, problem.message)
-        }
+extension ConfigValueType where Value == Int64 {
+    /// `90s`, `5m`, `2h`, `3d`: a duration as the keys write it.
+    public static func durationText(_ seconds: Int64) -> String { Schedule.describe(seconds) }
+
+    /// A duration such as `10m`, in seconds, within `range` (the scheduler's words for a refusal).
+    public static func duration(in range: ClosedRange<Int64>) -> ConfigValueType<Int64> {
+        ConfigValueType(parse: { text in
+            do throws(ScheduleError) { return .success(try Schedule.seconds(inDuration: text, range: range)) }
+            catch { return .failure(ConfigProblem(error.message)) }
+        }, describe: { Schedule.describe($0) })
     }
 
-    /// A comma-separated list, items trimmed, empty items dropped.
-    public func list(_ key: String) -> [String] {
-        Self.items(string(key))
-    }
-
-    /// A whole number within `range`.
-    public func integer(_ key: String, in range: ClosedRange<Int>) throws(ConfigError) -> Int {
-        try read(key) { value in
-            guard let number = Int(value) else { return .failure(Problem("not a whole number")) }
-            guard range.contains(number) else {
-                return .failure(Problem(range.upperBound == Int.max ? "at least \(range.lowerBound)" : "from \(range.lowerBound) to \(range.upperBound)"))
-            }
-            return .success(number)
-        }
-    }
-
-    /// A number within `range`.
-    public func number(_ key: String, in range: ClosedRange<Double>) throws(ConfigError) -> Double {
-        try read(key) { value in
-            guard let number = Double(value) else { return .failure(Problem("not a number")) }
-            guard range.contains(number) else { return .failure(Problem("from \(Self.plain(range.lowerBound)) to \(Self.plain(range.upperBound))")) }
-            return .success(number)
-        }
-    }
-
-    /// One of `choices`.
-    public func choice(_ key: String, _ choices: [String]) throws(ConfigError) -> String {
-        try read(key) { value in
-            choices.contains(value) ? .success(value) : .failure(Problem(choices.joined(separator: " or ")))
-        }
-    }
-
-    /// A duration such as `24h` in seconds, `check` saying what is wrong with it (nil: fine); `example` names the form.
-    public func duration(_ key: String, example: String, _ check: (Int64) -> String?) throws(ConfigError) -> Int64 {
-        try read(key) { value in
-            guard let seconds = try? Schedule.seconds(inDuration: value) else { return .failure(Problem("\"\(value)\" is not \(example)")) }
-            if let problem = check(seconds) { return .failure(Problem(problem)) }
+    /// A duration such as `24h`, in seconds; `check` says what is wrong with one (nil: fine); `example` names the form.
+    public static func duration(example: String, _ check: @escaping @Sendable (Int64) -> String? = { _ in nil }) -> ConfigValueType<Int64> {
+        ConfigValueType(parse: { text in
+            guard let seconds = try? Schedule.seconds(inDuration: text) else { return .failure(ConfigProblem("\"\(text)\" is not \(example)", saysAll: false)) }
+            if let problem = check(seconds) { return .failure(ConfigProblem(problem, saysAll: false)) }
             return .success(seconds)
-        }
-    }
-
-    /// An error about `key`: at its line when the section sets it, else naming the job and key (a bad default).
-    public func error(_ key: String, _ message: String) -> ConfigError {
-        if let section, let entry = entries[key] { return section.error(entry, message) }
-        return ConfigError(file: section?.file ?? "(defaults)", key: "[job.\(job)] \(key)", message: message)
-    }
-
-    /// `a, b,,c` as `["a", "b", "c"]`.
-    public static func items(_ text: String) -> [String] {
-        text.split(separator: ",").map { $0.trimmingWhitespace() }.filter { !$0.isEmpty }
-    }
-
-    /// `0` and `1` for whole numbers, else the number as Swift prints it.
-    static func plain(_ number: Double) -> String {
-        number == number.rounded() && abs(number) < 1e15 ? String(Int64(number)) : String(number)
+        }, describe: { Schedule.describe($0) })
     }
 }

@@ -20,16 +20,24 @@ public struct JobSettings: Sendable {
         JobTiming(name: name, schedule: schedule, retries: retries, retryBackoffSeconds: retryBackoffSeconds, missed: missed)
     }
 
-    /// The keys every job takes.
-    public static let commonKeys: [String: String] = [
-        "schedule": "cron (5 fields), @hourly, @daily, @weekly, @monthly or @every <duration>",
-        "time_zone": "an IANA time zone (default UTC)",
-        "enabled": "true or false",
-        "timeout": "a duration such as 10m (1s to 366d)",
-        "retries": "a whole number from 0 to 10",
-        "retry_backoff": "a duration such as 30s (0s to 1d; doubles each retry, at most 1h)",
-        "missed": "skip or catch-up",
-    ]
+    /// The keys every job takes; a job's own schedule and whether it runs without `enabled` are the job's defaults.
+    public static let scheduleKey = ConfigKey("schedule", ConfigValueType<String>.text.optional, default: nil,
+                                              takes: "cron (5 fields), @hourly, @daily, @weekly, @monthly or @every <duration>",
+                                              defaultText: "the job's own (see JOBS)")
+    public static let timeZoneKey = ConfigKey("time_zone", .text, default: "UTC", takes: "an IANA time zone (default UTC)")
+    public static let enabledKey = ConfigKey("enabled", ConfigValueType<Bool>.boolean.optional, default: nil, takes: "true or false",
+                                             defaultText: "true (orphan-avatars only with [storage]; apple-secret only with [apple])")
+    public static let timeoutKey = ConfigKey("timeout", .duration(in: timeoutRange), default: 3600, takes: "a duration such as 10m (1s to 366d)")
+    public static let retriesKey = ConfigKey("retries", .integer(0...10), default: 2, takes: "a whole number from 0 to 10")
+    public static let retryBackoffKey = ConfigKey("retry_backoff", .duration(in: retryBackoffRange), default: 30,
+                                                  takes: "a duration such as 30s (0s to 1d; doubles each retry, at most 1h)")
+    public static let missedKey = ConfigKey("missed", ConfigValueType<String>.choice(["skip", "catch-up"]).map({ text in
+        MissedPolicy(rawValue: text).map { .success($0) } ?? .failure(.form("skip or catch-up"))
+    }, describe: { $0.rawValue }), default: .skip, takes: "skip or catch-up")
+
+    /// The keys every job takes, in the manual's order.
+    public static let common: [AnyConfigKey] = [scheduleKey.erased, timeZoneKey.erased, enabledKey.erased, timeoutKey.erased,
+                                                retriesKey.erased, retryBackoffKey.erased, missedKey.erased]
 
     /// What `timeout` takes: 1 s to 366 days (Task.sleep's nanoseconds hold it with room to spare).
     public static let timeoutRange: ClosedRange<Int64> = 1...(366 * 86400)
@@ -41,49 +49,27 @@ public struct JobSettings: Sendable {
     public init(job: any Job.Type, section: JobSection?, enabledByDefault: Bool = true) throws(ConfigError) {
         name = job.name
         var raw: [String: INIFile.Entry] = [:]
+        let own = job.options.map(\.erased)
         for entry in section?.entries ?? [] {
-            guard Self.commonKeys[entry.key] != nil || job.options.contains(where: { $0.key == entry.key }) else {
-                let known = (Array(Self.commonKeys.keys) + job.options.map(\.key)).sorted().joined(separator: ", ")
+            guard Self.common.contains(where: { $0.name == entry.key }) || own.contains(where: { $0.name == entry.key }) else {
+                let known = (Self.common.map(\.name) + own.map(\.name)).sorted().joined(separator: ", ")
                 throw section!.error(entry, "unknown key for job \(job.name) (known: \(known))")
             }
             raw[entry.key] = entry
         }
         func fail(_ key: String, _ message: String) -> ConfigError { section!.error(raw[key]!, message) }
 
-        let zone = raw["time_zone"]?.value ?? "UTC"
+        let common = try JobOptions(job: job.name, declared: Self.common, section: section, entries: raw, errors: .sayWhatTheKeyTakes)
         do {
-            schedule = try Schedule(raw["schedule"]?.value ?? job.defaultSchedule, timeZone: zone)
+            schedule = try Schedule(common[Self.scheduleKey] ?? job.defaultSchedule, timeZone: common[Self.timeZoneKey])
         } catch {
             throw fail(raw["schedule"] != nil && !error.message.contains("time zone") ? "schedule" : (raw["time_zone"] != nil ? "time_zone" : "schedule"), error.message)
         }
-        switch raw["enabled"]?.value ?? (enabledByDefault ? "true" : "false") {
-        case "true", "yes", "on", "1": enabled = true
-        case "false", "no", "off", "0": enabled = false
-        default: throw fail("enabled", "\"\(raw["enabled"]!.value)\" is not true or false")
-        }
-        func seconds(_ key: String, _ fallback: String, _ range: ClosedRange<Int64>) throws(ConfigError) -> Double {
-            do { return Double(try Schedule.seconds(inDuration: raw[key]?.value ?? fallback, range: range)) }
-            catch { throw fail(key, error.message) }
-        }
-        timeoutSeconds = try seconds("timeout", "1h", Self.timeoutRange)
-        retryBackoffSeconds = try seconds("retry_backoff", "30s", Self.retryBackoffRange)
-        guard let retries = ConfigNumber.integer(raw["retries"]?.value ?? "2", in: 0...10) else {
-            throw fail("retries", "\"\(raw["retries"]!.value)\" is not a whole number from 0 to 10")
-        }
-        self.retries = retries
-        guard let missed = MissedPolicy(rawValue: raw["missed"]?.value ?? "skip") else {
-            throw fail("missed", "\"\(raw["missed"]!.value)\" is not skip or catch-up")
-        }
-        self.missed = missed
-        var values: [String: String] = [:]
-        for option in job.options {
-            var value = raw[option.key]?.value ?? option.defaultValue
-            if option.isPath, raw[option.key] != nil, !value.isEmpty, !value.hasPrefix("/"), let file = section?.file {
-                let folder = file.contains("/") ? String(file[..<file.lastIndex(of: "/")!]) : "."
-                value = folder + "/" + value
-            }
-            values[option.key] = value
-        }
-        options = JobOptions(job: job.name, section: section, entries: raw, values: values)
+        enabled = common[Self.enabledKey] ?? enabledByDefault
+        timeoutSeconds = Double(common[Self.timeoutKey])
+        retryBackoffSeconds = Double(common[Self.retryBackoffKey])
+        retries = common[Self.retriesKey]
+        missed = common[Self.missedKey]
+        options = try JobOptions(job: job.name, declared: own, section: section, entries: raw, errors: .theFormsOwn)
     }
 }

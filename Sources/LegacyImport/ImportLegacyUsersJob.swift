@@ -8,12 +8,22 @@ public struct ImportLegacyUsersJob: Job {
     public static let abstract = "Copy the older tutorial's \"User\" rows into profiles (full_name from name), filling only empty fields; "
         + "rows it cannot confirm (id, auth user, email) and users whose rows hold different names are reported, not imported."
     public static let defaultSchedule = "@yearly"
-    public static let options: [JobOption] = [
-        JobOption("table", default: "public.User", help: "the legacy table, schema.table"),
-        JobOption("user_id_column", default: "userID", help: "the column holding the auth user's id as text"),
-        JobOption("name_column", default: "name", help: "the column copied to profiles.full_name"),
-        JobOption("email_column", default: "email", help: "the column compared with the auth user's email (a row where it is NULL is not imported)"),
-    ]
+    /// A column name: not empty, no NUL (it is quoted as an identifier, never spliced).
+    static let columnName = ConfigValueType<String>.text.checked { value in
+        value.isEmpty || value.unicodeScalars.contains("\0") ? ConfigProblem("a column name is needed", saysAll: false) : nil
+    }
+    static let table = ConfigKey("table", ConfigValueType<String>.text.map({ table -> Result<(schema: String, table: String), ConfigProblem> in
+        let parts = table.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+        guard !table.isEmpty, parts.allSatisfy({ !$0.isEmpty && !$0.unicodeScalars.contains("\0") }) else {
+            return .failure(ConfigProblem("expected a table name, schema.table (such as public.User)", saysAll: false))
+        }
+        return .success((parts.count == 2 ? parts[0] : "public", parts.last ?? table))
+    }, describe: { "\($0.schema).\($0.table)" }), default: ("public", "User"), takes: "the legacy table, schema.table")
+    static let userIDColumn = ConfigKey("user_id_column", columnName, default: "userID", takes: "the column holding the auth user's id as text")
+    static let nameColumn = ConfigKey("name_column", columnName, default: "name", takes: "the column copied to profiles.full_name")
+    static let emailColumn = ConfigKey("email_column", columnName, default: "email",
+                                       takes: "the column compared with the auth user's email (a row where it is NULL is not imported)")
+    public static let options: [any ConfigKeyDeclaration] = [table, userIDColumn, nameColumn, emailColumn]
 
     /// `[job.import-legacy-users]`, read once: the table and its columns.
     public struct Settings: Sendable {
@@ -21,30 +31,20 @@ public struct ImportLegacyUsersJob: Job {
     }
 
     public static func settings(_ options: JobOptions, config: StewardConfig) throws(ConfigError) -> Settings {
-        func name(_ key: String) throws(ConfigError) -> String {
-            let value = options.string(key)
-            guard !value.isEmpty, !value.unicodeScalars.contains("\0") else { throw options.error(key, "a column name is needed") }
-            return value
-        }
-        let table = options.string("table")
-        let parts = table.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
-        guard !table.isEmpty, parts.allSatisfy({ !$0.isEmpty && !$0.unicodeScalars.contains("\0") }) else {
-            throw options.error("table", "expected a table name, schema.table (such as public.User)")
-        }
-        return Settings(importer: LegacyUserImport(schema: parts.count == 2 ? parts[0] : "public", table: parts.last ?? table,
-                                                   userIDColumn: try name("user_id_column"), nameColumn: try name("name_column"),
-                                                   emailColumn: try name("email_column")))
+        let (schema, name) = options[table]
+        return Settings(importer: LegacyUserImport(schema: schema, table: name, userIDColumn: options[userIDColumn],
+                                                   nameColumn: options[nameColumn], emailColumn: options[emailColumn]))
     }
 
-    let importer: LegacyUserImport
+    let settings: Settings
 
-    public init(settings: Settings) { importer = settings.importer }
+    public init(settings: Settings) { self.settings = settings }
 
     /// Scheduled only when `[job.import-legacy-users]` is written in the config.
     public static func enabledByDefault(_ config: StewardConfig) -> Bool { config.jobSections.contains { $0.name == name } }
 
     public func run(_ context: JobContext) async throws -> JobSummary {
-        let importer = importer, dryRun = context.dryRun, progress = context.progress
+        let importer = settings.importer, dryRun = context.dryRun, progress = context.progress
         let outcome = try await context.database.run { c in try importer.run(c, dryRun: dryRun, progress: progress) }
         for skipped in outcome.skipped {
             if skipped.reason == "conflicting_duplicates" {

@@ -1,7 +1,7 @@
 import FoundationEssentials
 import StewardLog
 import Postgres
-import StewardSchema
+import StewardDatabase
 import OutputText
 
 /// Steward's own bookkeeping in the `steward` schema: created and upgraded by Steward, never by the app's files.
@@ -20,10 +20,6 @@ public struct HistoryStore {
         public let method: String
     }
 
-    /// Steward's own schema changes, in order (the owners' `.sql` files, see `StewardSchema`); applied under the
-    /// migration lock, each in its own transaction.
-    static let bookkeeping: [String] = StewardSchema.versions
-
     let connection: Connection
 
     public init(connection: Connection) { self.connection = connection }
@@ -34,13 +30,7 @@ public struct HistoryStore {
     }
 
     /// True when Steward's own schema exists at the version this Steward knows (nothing to create or upgrade).
-    public func isCurrent() throws -> Bool {
-        guard try connection.query("select to_regclass('steward.bookkeeping_version') is not null").scalar(Bool.self) else {
-            return false
-        }
-        return try connection.query("select coalesce(max(version), 0) from steward.bookkeeping_version").scalar(Int.self)
-            == Self.bookkeeping.count
-    }
+    public func isCurrent() throws -> Bool { try StewardSchema.isCurrent(connection) }
 
     /// Creates or upgrades the `steward` schema under the migration lock (for callers that do not hold it).
     public func prepareLocked(logger: Logger, waitSeconds: Double = 60) throws {
@@ -50,25 +40,8 @@ public struct HistoryStore {
         try prepare()
     }
 
-    /// Creates or upgrades the `steward` schema; call while holding the migration lock.
-    public func prepare() throws {
-        let current: Int
-        if try connection.query("select to_regclass('steward.bookkeeping_version') is not null").scalar(Bool.self) {
-            current = try connection.query("select coalesce(max(version), 0) from steward.bookkeeping_version").scalar(Int.self)
-        } else {
-            current = 0
-        }
-        guard current <= Self.bookkeeping.count else {
-            throw PostgresError(kind: .invalidArgument,
-                message: "the steward schema is at version \(current), newer than this Steward knows (\(Self.bookkeeping.count)); upgrade Steward")
-        }
-        for (index, script) in Self.bookkeeping.enumerated() where index + 1 > current {
-            try connection.transaction { c in
-                try c.execute(script)
-                try c.query("insert into steward.bookkeeping_version (version) values ($1)", [index + 1])
-            }
-        }
-    }
+    /// Creates or upgrades the `steward` schema (`StewardSchema`); call while holding the migration lock.
+    public func prepare() throws { try StewardSchema.prepare(connection) }
 
     /// Every applied migration, in version order; empty when the schema does not exist yet.
     public func entries() throws -> [Entry] {

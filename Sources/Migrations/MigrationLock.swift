@@ -1,7 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import AdvisoryLocks
+import BlockingExecutor
+import StewardDatabase
 import FoundationEssentials
 import StewardLog
 import Postgres
@@ -77,9 +78,5 @@ public struct MigrationLock {
             + "user \(try row.decode(String.self, "usr")), client \(try row.decode(String.self, "client")), connected since \(ISODate.string(try row.decode(Date.self, "since")))"
     }
 
-    static func now() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-    }
+    static func now() -> Double { MonotonicClock.seconds() }
 }

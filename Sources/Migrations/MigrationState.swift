@@ -1,4 +1,5 @@
 import Postgres
+import StewardDatabase
 
 /// What a run knows of the database before it decides anything: Steward's bookkeeping version, its history and
 /// the Supabase CLI's table, read in the two round trips that also probe and reset the session.
@@ -13,7 +14,7 @@ struct MigrationState {
     let cliRows: [SupabaseCLIHistory.Row]?
 
     /// True when Steward's own schema is at the version this Steward knows (nothing to create or upgrade).
-    var isCurrent: Bool { bookkeepingVersion == HistoryStore.bookkeeping.count }
+    var isCurrent: Bool { bookkeepingVersion == StewardSchema.versions.count }
 
     /// Which of the tables exist (and the CLI table's columns): asked beside the session probe's first statement.
     static let catalogQuery: PostgresQuery = """

@@ -1,3 +1,4 @@
+import OutputText
 /// Splits a migration file the way the Supabase CLI does before `db push` stores it in
 /// `supabase_migrations.schema_migrations.statements`: a byte-level state machine (quotes, dollar quotes, line and
 /// nested block comments, backslash escapes, parentheses and `BEGIN ATOMIC … END` bodies), each piece with its
@@ -12,7 +13,7 @@ public enum SupabaseCLISplitter {
         split(text).compactMap { piece in
             var bytes = piece[...]
             while bytes.last == UInt8(ascii: ";") { bytes = bytes.dropLast() }
-            let trimmed = String(decoding: bytes, as: UTF8.self).trimmingWhitespace()
+            let trimmed = String(decoding: bytes, as: UTF8.self).trimmingScalars(while: \.properties.isWhitespace)
             return trimmed.isEmpty ? nil : trimmed
         }
     }
@@ -149,14 +150,4 @@ public enum SupabaseCLISplitter {
     }
 
     private static func isDigit(_ r: Unicode.Scalar) -> Bool { r.properties.generalCategory == .decimalNumber }
-}
-
-extension String {
-    /// The text without leading and trailing Unicode white space (Go's `strings.TrimSpace`).
-    func trimmingWhitespace() -> String {
-        let scalars = unicodeScalars
-        guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
-              let last = scalars.lastIndex(where: { !$0.properties.isWhitespace }) else { return "" }
-        return String(scalars[first...last])
-    }
 }

@@ -1,3 +1,4 @@
+import OutputText
 internal import CPostgres
 import StewardLog
 
@@ -110,9 +111,6 @@ public struct ConnectionString: Sendable, CustomStringConvertible {
 }
 
 extension String {
-    func trimmingTrailingNewlines() -> String {
-        var s = self
-        while s.last == "\n" || s.last == " " { s.removeLast() }
-        return s
-    }
+    /// libpq's message without the line break (and spaces) it ends with.
+    func trimmingTrailingNewlines() -> String { trimming(in: "\n ", .end) }
 }

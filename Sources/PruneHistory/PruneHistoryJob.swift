@@ -8,9 +8,9 @@ public struct PruneHistoryJob: Job {
     public static let name = "prune-history"
     public static let abstract = "Delete job run history older than the retention (default 90d)."
     public static let defaultSchedule = "17 3 * * *"
-    public static let options = [
-        JobOption("retention", default: "90d", help: "how long to keep finished runs, as a duration (at least 1d)"),
-    ]
+    static let retention = ConfigKey("retention", .duration(example: "a duration such as 90d") { $0 >= 86400 ? nil : "keep at least 1d of history" },
+                                     default: 90 * 86400, takes: "how long to keep finished runs, as a duration (at least 1d)")
+    public static let options: [any ConfigKeyDeclaration] = [retention]
 
     /// `[job.prune-history]`, read once.
     public struct Settings: Sendable {
@@ -19,15 +19,15 @@ public struct PruneHistoryJob: Job {
     }
 
     public static func settings(_ options: JobOptions, config: StewardConfig) throws(ConfigError) -> Settings {
-        Settings(retentionSeconds: try options.duration("retention", example: "a duration such as 90d") { $0 >= 86400 ? nil : "keep at least 1d of history" })
+        Settings(retentionSeconds: options[retention])
     }
 
-    let retentionSeconds: Int64
+    let settings: Settings
 
-    public init(settings: Settings) { retentionSeconds = settings.retentionSeconds }
+    public init(settings: Settings) { self.settings = settings }
 
     public func run(_ context: JobContext) async throws -> JobSummary {
-        let retention = retentionSeconds
+        let retention = settings.retentionSeconds
         let dryRun = context.dryRun, progress = context.progress
         let (matched, kept): (Int64, Int64) = try await context.database.run { c in
             let cutoff: PostgresQuery = "now() - make_interval(secs => \(Double(retention))::float8)"

@@ -48,79 +48,9 @@ public enum ObjectMention {
     /// nothing to decode. `how`: 1 percent-escapes (runs that are not UTF-8, or hold a NUL, keep all but their ASCII
     /// escapes as written), 2 the same after `+` is read as a space, 3 backslash escapes (JSON's, JavaScript's
     /// `\u{…}`, Python's `\x..` and `\U…`; a lone surrogate or NUL stays as written), 4 HTML character references.
+    /// Kept in `mention-decode.sql` (embedded at build time), `{{entities}}` standing for `entities`.
     static func decodeFunctionBody() -> String {
-        #"""
-
-declare
-  parts text[] := '{}';
-  p text[];
-  e text;
-  code int;
-  named jsonb;
-begin
-  -- Pieces are gathered in an array and joined once: appending to a text in a loop would copy it each time.
-  if how = 1 or how = 2 then
-    if how = 2 then
-      if strpos(t, '+') = 0 then return t; end if;
-      t := replace(t, '+', ' ');
-    end if;
-    if t !~ '%[0-9A-Fa-f]{2}' then return t; end if;
-    for p in select x.p from regexp_matches(t, '((?:%[0-9A-Fa-f]{2})+)|([^%]+|%)', 'g') as x(p) loop
-      if p[1] is null then parts := parts || p[2]; continue; end if;
-      begin
-        parts := parts || convert_from(decode(replace(p[1], '%', ''), 'hex'), 'UTF8');
-      exception when others then
-        parts := parts || (select string_agg(case when u.e ~ '^(0[1-9A-Fa-f]|[1-7][0-9A-Fa-f])$' then chr(('x' || u.e)::bit(8)::int) else '%' || u.e end, '' order by u.i)
-                           from unnest(string_to_array(substr(p[1], 2), '%')) with ordinality as u(e, i));
-      end;
-    end loop;
-    return array_to_string(parts, '');
-  elsif how = 3 then
-    if strpos(t, chr(92)) = 0 then return t; end if;
-    begin
-      for p in select x.p from regexp_matches(t, '(\\u[dD][89abAB][0-9A-Fa-f]{2}\\u[dD][c-fC-F][0-9A-Fa-f]{2}|\\u[0-9A-Fa-f]{4}|\\u\{[0-9A-Fa-f]{1,6}\}|\\U[0-9A-Fa-f]{8}|\\x[0-9A-Fa-f]{2}|\\["\\/bfnrt''])|([^\\]+|\\)', 'g') as x(p) loop
-        if p[1] is null then parts := parts || p[2]; continue; end if;
-        e := p[1];
-        if length(e) = 2 then
-          parts := parts || case substr(e, 2) when 'b' then chr(8) when 'f' then chr(12) when 'n' then chr(10) when 'r' then chr(13) when 't' then chr(9) else substr(e, 2) end;
-          continue;
-        end if;
-        if length(e) = 12 and substr(e, 7, 1) = chr(92) then
-          code := 65536 + (('x' || substr(e, 3, 4))::bit(16)::int - 55296) * 1024 + (('x' || substr(e, 9, 4))::bit(16)::int - 56320);
-        elsif substr(e, 3, 1) = '{' then
-          code := ('x' || lpad(substr(e, 4, length(e) - 4), 8, '0'))::bit(32)::int;
-        else
-          code := ('x' || lpad(substr(e, 3), 8, '0'))::bit(32)::int;
-        end if;
-        parts := parts || case when code between 1 and 1114111 and code not between 55296 and 57343 then chr(code) else e end;
-      end loop;
-      return array_to_string(parts, '');
-    exception when others then
-      return t;
-    end;
-  else
-    if strpos(t, '&') = 0 then return t; end if;
-    begin
-      for p in select x.p from regexp_matches(t, '&(#[xX][0-9A-Fa-f]{1,6}|#[0-9]{1,7}|[A-Za-z][A-Za-z0-9]{1,31})(;?)|([^&]+|&)', 'g') as x(p) loop
-        if p[1] is null then parts := parts || p[3]; continue; end if;
-        code := null;
-        if p[1] ~ '^#[xX]' then
-          code := ('x' || lpad(substr(p[1], 3), 8, '0'))::bit(32)::int;
-        elsif p[1] ~ '^#' then
-          code := substr(p[1], 2)::int;
-        else
-          named := coalesce(named, '\#(entities)'::jsonb);
-          if named ? p[1] then parts := parts || (named ->> p[1]); continue; end if;
-        end if;
-        parts := parts || case when code between 1 and 1114111 and code not between 55296 and 57343 then chr(code) else '&' || p[1] || p[2] end;
-      end loop;
-      return array_to_string(parts, '');
-    exception when others then
-      return t;
-    end;
-  end if;
-end;
-"""#
+        "\n" + EmbeddedSQL.mentionDecode.replacing("{{entities}}", with: entities)
     }
 
     /// The body of `steward_mention_texts(value text) returns text[]`: the value, then up to four rounds in which
@@ -128,60 +58,14 @@ end;
     /// at most `maximumTexts` texts in all; then each text's normal forms and the text without invisible characters.
     /// A value over `largeValue` bytes is decoded along two fixed paths instead (HTML, JSON and percent-escapes, with
     /// and without `+` for a space, four rounds each), so no value makes more than a few texts of its own size.
-    /// Every text is kept, decoded or not: decoding can only add places to look.
+    /// Every text is kept, decoded or not: decoding can only add places to look. Kept in `mention-texts.sql`, whose
+    /// `{{…}}` placeholders stand for `largeValue`, `schema`, `maximumTexts` and `invisible`.
     static func textsFunctionBody(schema: String) -> String {
-        """
-
-declare
-  forms text[] := array[value];
-  level text[] := array[value];
-  deeper text[];
-  plain text[];
-  t text;
-  d text;
-  e text;
-begin
-  if value is null then return '{}'; end if;
-  if octet_length(value) > \(largeValue) then
-    foreach e in array array['1', '2'] loop
-      t := value;
-      for pass in 1 .. 4 loop
-        t := \(schema).steward_mention_decode(\(schema).steward_mention_decode(\(schema).steward_mention_decode(t, 4), 3), e::int);
-        exit when t = any(forms);
-        forms := forms || t;
-      end loop;
-    end loop;
-  else
-    <<rounds>>
-    for pass in 1 .. 4 loop
-      deeper := '{}';
-      foreach t in array level loop
-        for how in 1 .. 4 loop
-          d := \(schema).steward_mention_decode(t, how);
-          if d is not null and not d = any(forms) then
-            forms := forms || d;
-            deeper := deeper || d;
-            exit rounds when cardinality(forms) >= \(maximumTexts);
-          end if;
-        end loop;
-      end loop;
-      exit when cardinality(deeper) = 0;
-      level := deeper;
-    end loop;
-  end if;
-  if getdatabaseencoding() = 'UTF8' then
-    plain := forms;
-    foreach t in array plain loop
-      continue when octet_length(t) = length(t);
-      d := regexp_replace(t, '\(invisible)', '', 'g');
-      foreach e in array array[d, normalize(t, NFC), normalize(t, NFD), normalize(d, NFC), normalize(d, NFD)] loop
-        if not e = any(forms) then forms := forms || e; end if;
-      end loop;
-    end loop;
-  end if;
-  return forms;
-end;
-"""
+        "\n" + EmbeddedSQL.mentionTexts
+            .replacing("{{largeValue}}", with: String(largeValue))
+            .replacing("{{schema}}", with: schema)
+            .replacing("{{maximumTexts}}", with: String(maximumTexts))
+            .replacing("{{invisible}}", with: invisible)
     }
 
     /// The most texts the rounds make of one value (before normal forms).
@@ -190,25 +74,9 @@ end;
     static let largeValue = 65536
 
     /// The body of `steward_mention_patterns(name text) returns text[]` for names that are not plain ASCII (those are
-    /// read inline by `patternsSQL`): the last segment, in NFC and NFD, and without invisible characters.
-    static let patternsFunctionBody = """
-
-declare
-  segment text := split_part(rtrim(name, '/'), '/', -1);
-  stripped text;
-  forms text[];
-  e text;
-begin
-  forms := array[segment];
-  if getdatabaseencoding() = 'UTF8' and octet_length(segment) <> length(segment) then
-    stripped := regexp_replace(segment, '\(invisible)', '', 'g');
-    foreach e in array array[normalize(segment, NFC), normalize(segment, NFD), stripped, normalize(stripped, NFC), normalize(stripped, NFD)] loop
-      if not e = any(forms) then forms := forms || e; end if;
-    end loop;
-  end if;
-  return forms;
-end;
-"""
+    /// read inline by `patternsSQL`): the last segment, in NFC and NFD, and without invisible characters. Kept in
+    /// `mention-patterns.sql`, `{{invisible}}` standing for `invisible`.
+    static let patternsFunctionBody = "\n" + EmbeddedSQL.mentionPatterns.replacing("{{invisible}}", with: invisible)
 
     /// `create function` statements for the three functions under `schema` (`pg_temp` for a run's own copy). Parallel
     /// unsafe: the decoding opens a subtransaction for a percent-escape that is not UTF-8, which a parallel worker may

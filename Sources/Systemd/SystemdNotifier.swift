@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import BlockingExecutor
 import FoundationEssentials
 
 /// Talks to systemd's notify socket (`$NOTIFY_SOCKET`): READY, STATUS, WATCHDOG, RELOADING, STOPPING.
@@ -27,9 +28,7 @@ public struct SystemdNotifier: Sendable {
     public func watchdog() { send(["WATCHDOG=1"]) }
     /// `RELOADING=1` with `MONOTONIC_USEC`, as systemd wants before a reload.
     public func reloading() {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        send(["RELOADING=1", "MONOTONIC_USEC=\(Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1000)", "STATUS=reloading the configuration"])
+        send(["RELOADING=1", "MONOTONIC_USEC=\(MonotonicClock.microseconds())", "STATUS=reloading the configuration"])
     }
     public func stopping() { send(["STOPPING=1", "STATUS=stopping"]) }
 

@@ -15,16 +15,33 @@ public struct UsernameCheckJob: Job {
     public static let name = "username-check"
     public static let abstract = "Flag usernames that break the rules (length, characters, reserved, normalisation, collisions, look-alikes, scripts, invisible characters)."
     public static let defaultSchedule = "41 4 * * *"
-    public static let options: [JobOption] = [
-        JobOption("min_length", default: "3", help: "fewest characters (as a person counts them)"),
-        JobOption("max_length", default: "30", help: "most characters"),
-        JobOption("pattern", default: "[a-z0-9_.]+", help: "allowed characters, as a regular expression the whole username must match"),
-        JobOption("reserved_file", default: "", help: "reserved names, one a line (default: the built-in list, as in config/reserved-usernames.txt)", isPath: true),
-        JobOption("max_mixed_script", default: "highly-restrictive",
-                  help: "worst mix of scripts allowed: ascii, single-script, highly-restrictive, moderately-restrictive, minimally-restrictive"),
-        JobOption("rules", default: UsernameRule.allCases.map(\.rawValue).joined(separator: ","), help: "the rules to apply, comma-separated"),
-        JobOption("page_size", default: "5000", help: "profiles read per page"),
-    ]
+    static let minLength = ConfigKey("min_length", .integer(1...Int.max), default: 3, takes: "fewest characters (as a person counts them)")
+    static let maxLength = ConfigKey("max_length", .integer(1...Int.max), default: 30, takes: "most characters")
+    static let pattern = ConfigKey("pattern", ConfigValueType<String>.text.checked { pattern in
+        (try? Regex(pattern)) == nil ? ConfigProblem("not a valid regular expression", saysAll: false) : nil
+    }, default: "[a-z0-9_.]+", takes: "allowed characters, as a regular expression the whole username must match")
+    static let reservedFile = ConfigKey("reserved_file", ConfigValueType<String>.text.checked { path in
+        path.isEmpty || FileManager.default.isReadableFile(atPath: path) ? nil : ConfigProblem("cannot read \(path)", saysAll: false)
+    }, default: "", takes: "reserved names, one a line (default: the built-in list, as in config/reserved-usernames.txt)",
+        defaultText: "unset", isPath: true)
+    static let maxMixedScript = ConfigKey("max_mixed_script", ConfigValueType<String>.text.map({ name in
+        UnicodeChecks.RestrictionLevel(name: name).map { .success($0) } ?? .failure(ConfigProblem("not a restriction level", saysAll: false))
+    }, describe: { $0.description }), default: .highlyRestrictive,
+        takes: "worst mix of scripts allowed: ascii, single-script, highly-restrictive, moderately-restrictive, minimally-restrictive")
+    static let rules = ConfigKey("rules", ConfigValueType<String>.text.map({ value in
+        var rules: Set<UsernameRule> = []
+        for name in value.split(separator: ",").map({ $0.trimmingWhitespace() }) {
+            guard let rule = UsernameRule(rawValue: name) else {
+                return .failure(ConfigProblem("unknown rule \(name) (known: \(UsernameRule.allCases.map(\.rawValue).joined(separator: ", ")))", saysAll: false))
+            }
+            rules.insert(rule)
+        }
+        return .success(rules)
+    }, describe: { rules in UsernameRule.allCases.filter(rules.contains).map(\.rawValue).joined(separator: ",") }),
+        default: Set(UsernameRule.allCases), takes: "the rules to apply, comma-separated")
+    static let pageSize = ConfigKey("page_size", .integer(100...100_000), default: 5000, takes: "profiles read per page")
+
+    public static let options: [any ConfigKeyDeclaration] = [minLength, maxLength, pattern, reservedFile, maxMixedScript, rules, pageSize]
 
     /// `[job.username-check]`, read once.
     public struct Settings: Sendable {
@@ -35,28 +52,12 @@ public struct UsernameCheckJob: Job {
 
     public static func settings(_ options: JobOptions, config: StewardConfig) throws(ConfigError) -> Settings {
         var policy = UsernamePolicy()
-        policy.minLength = try options.integer("min_length", in: 1...Int.max)
-        policy.maxLength = try options.integer("max_length", in: 1...Int.max)
-        policy.pattern = try options.read("pattern") { pattern in
-            (try? Regex(pattern)) == nil ? .failure(JobOptions.Problem("not a valid regular expression")) : .success(pattern)
-        }
-        let path = try options.read("reserved_file") { path in
-            path.isEmpty || FileManager.default.isReadableFile(atPath: path) ? .success(path) : .failure(JobOptions.Problem("cannot read \(path)"))
-        }
-        policy.maxRestrictionLevel = try options.read("max_mixed_script") { name in
-            UnicodeChecks.RestrictionLevel(name: name).map { .success($0) } ?? .failure(JobOptions.Problem("not a restriction level"))
-        }
-        policy.rules = try options.read("rules") { value in
-            var rules: Set<UsernameRule> = []
-            for name in value.split(separator: ",").map({ $0.trimmingWhitespace() }) {
-                guard let rule = UsernameRule(rawValue: name) else {
-                    return .failure(JobOptions.Problem("unknown rule \(name) (known: \(UsernameRule.allCases.map(\.rawValue).joined(separator: ", ")))"))
-                }
-                rules.insert(rule)
-            }
-            return .success(rules)
-        }
-        let pageSize = try options.integer("page_size", in: 100...100_000)
+        policy.minLength = options[minLength]
+        policy.maxLength = options[maxLength]
+        policy.pattern = options[pattern]
+        policy.maxRestrictionLevel = options[maxMixedScript]
+        policy.rules = options[rules]
+        let path = options[reservedFile]
         if path.isEmpty {
             policy.setReserved(DefaultReservedNames.names)
         } else {
@@ -65,16 +66,14 @@ public struct UsernameCheckJob: Job {
             }
             policy.setReserved(UsernamePolicy.parseReserved(text))
         }
-        return Settings(policy: policy, pageSize: pageSize)
+        return Settings(policy: policy, pageSize: options[pageSize])
     }
 
-    let policy: UsernamePolicy
-    let pageSize: Int
+    let settings: Settings
+    var policy: UsernamePolicy { settings.policy }
+    var pageSize: Int { settings.pageSize }
 
-    public init(settings: Settings) {
-        policy = settings.policy
-        pageSize = settings.pageSize
-    }
+    public init(settings: Settings) { self.settings = settings }
 
     public func run(_ context: JobContext) async throws -> JobSummary {
         try UnicodeChecks.load()

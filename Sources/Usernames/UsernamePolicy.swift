@@ -1,3 +1,4 @@
+import OutputText
 /// The rules and their settings, with the defaults a careful app would choose.
 public struct UsernamePolicy: Sendable {
     public var minLength = 3
@@ -27,14 +28,6 @@ public struct UsernamePolicy: Sendable {
     /// Reads a reserved-names file: one name a line, `#` comments and blank lines skipped.
     public static func parseReserved(_ text: String) -> [String] {
         text.split(whereSeparator: \.isNewline).map { $0.trimmingPrefix(while: \.isWhitespace) }
-            .map { line in String(line.prefix { $0 != "#" }).trimmingSuffixWhitespace() }.filter { !$0.isEmpty }
-    }
-}
-
-extension String {
-    func trimmingSuffixWhitespace() -> String {
-        var s = Substring(self)
-        while let last = s.last, last.isWhitespace { s = s.dropLast() }
-        return String(s)
+            .map { line in String(line.prefix { $0 != "#" }.trimmed(.end, while: \.isWhitespace)) }.filter { !$0.isEmpty }
     }
 }

@@ -1,4 +1,4 @@
-import AdvisorJob
+import SecurityAdvisor
 import Migrations
 import Advisor
 import CLI
@@ -31,7 +31,7 @@ enum AdviseCommand: StewardCommand {
         ])
 
     static func run(_ context: CommandContext) throws -> ExitCode {
-        let advisor = try SecurityAdvisorJob.advisor(context.config)
+        let advisor = AdvisorConfig.advisor(context.config)
         let connection = try context.connect()
         let report = try advisor.run(connection, logger: context.logger)
         let store = AdvisorStore()

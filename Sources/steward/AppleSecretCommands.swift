@@ -26,7 +26,7 @@ enum AppleSecretStatusCommand: StewardCommand {
         options: CommandSpec.Option.databaseOptions)
 
     static func run(_ context: CommandContext) async throws -> ExitCode {
-        let apple = context.config.apple
+        let apple = AppleSettings(context.config)
         let session = try await appleSession(context)
         let status = try await AppleSecretStatus.read(apple, database: session)
         await session.reset()
@@ -80,7 +80,7 @@ enum AppleSecretGenerateCommand: StewardCommand {
         ])
 
     static func run(_ context: CommandContext) async throws -> ExitCode {
-        let apple = context.config.apple
+        let apple = AppleSettings(context.config)
         let days = ConfigNumber.integer(context.arguments.value("days") ?? "180", in: 1...182) ?? -1
         guard (1...182).contains(days) else { throw UsageError(command: spec.name, message: "--days takes 1 to 182") }
         let out = context.arguments.value("out")

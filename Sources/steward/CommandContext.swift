@@ -4,77 +4,98 @@ import Glibc
 import CLI
 import Config
 import Daemon
-import Fleet
 import StewardLog
 import Migrations
 import Postgres
+import Storage
 
-/// What a command needs: parsed arguments, the merged config, a logger, and a way to connect.
+/// What a command needs: parsed arguments, the config read once (file, environment, flags), a logger, and a way to
+/// connect.
 struct CommandContext {
     let arguments: ParsedArguments
     let config: StewardConfig
     let logger: Logger
-    /// The `STEWARD_*` variables read at start.
+    /// The variables read at start: the keys' own (`STEWARD_*`) and systemd's.
     let environment: [String: String]
-    /// Applies the command-line flags over a loaded config (again on reload).
-    let overrides: @Sendable (inout StewardConfig) -> Void
 
     var json: Bool { arguments.flag("json") }
 
-    /// The environment variables Steward reads.
-    static let environmentKeys = ["STEWARD_DATABASE_URL", "STEWARD_MIGRATIONS_DIR", "STEWARD_LOG_LEVEL", "STEWARD_CONTROL_SOCKET",
-                                  "STEWARD_PROJECT", "NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "CREDENTIALS_DIRECTORY"]
+    /// The environment variables Steward reads: those the keys declare, then systemd's.
+    static let environmentKeys = ConfigSchema.steward.environmentVariables.map(\.variable)
+        + ["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "CREDENTIALS_DIRECTORY"]
 
-    /// Merges flags over environment over file; throws `ConfigError` or `UsageError`.
+    /// A flag that sets a key (a flag beats the environment and the file).
+    struct KeyFlag: Sendable {
+        let flag: String
+        let apply: @Sendable (inout StewardConfig, String) throws(ConfigError) -> Void
+
+        init<Value>(_ flag: String, _ key: ConfigKey<Value>) {
+            self.flag = flag
+            apply = { (config: inout StewardConfig, text: String) throws(ConfigError) in try config.override(key, text: text, origin: "--" + flag) }
+        }
+    }
+
+    /// The flags that set keys.
+    static let keyFlags: [KeyFlag] = [
+        KeyFlag("database-url", DatabaseConfig.url),
+        KeyFlag("migrations", MigrationsConfig.directory),
+        KeyFlag("include", MigrationsConfig.include),
+        KeyFlag("log-level", LogConfig.level),
+        KeyFlag("log-format", LogConfig.format),
+        KeyFlag("socket", DaemonConfig.controlSocket),
+        KeyFlag("storage-url", StorageConfig.url),
+        KeyFlag("service-key-file", StorageConfig.serviceKeyFile),
+    ]
+
+    /// Reads the config once, flags over environment over file; throws `ConfigError` or `UsageError`.
     init(spec: CommandSpec, arguments: ParsedArguments) throws {
         var environment: [String: String] = [:]
         for key in Self.environmentKeys {
             if let value = getenv(key) { environment[key] = String(cString: value) }
         }
-        let flags = arguments
-        let overrides: @Sendable (inout StewardConfig) -> Void = { config in
-            if let url = flags.value("database-url") {
-                config.databaseURL = url
-                config.databaseURLOrigin = "--database-url"
-            }
-            if let dir = flags.value("migrations") { config.migrationsDirectory = dir }
-            if let include = flags.value("include") { config.migrationsInclude = include.split(separator: ",").map(String.init) }
-            if let level = flags.value("log-level") { config.logLevel = level }
-            if let format = flags.value("log-format") { config.logFormat = format }
-            if let socket = flags.value("socket") { config.controlSocket = socket }
-            if let url = flags.value("storage-url") { config.storageURL = url }
-            if let file = flags.value("service-key-file") { config.storageServiceKeyFile = file }
-        }
-        var config = try StewardConfig.load(path: arguments.value("config"), environment: environment)
-        overrides(&config)
-        try config.validate()
-        guard let level = LogLevel(name: config.logLevel) else {
-            throw UsageError(command: spec.name, message: "--log-level must be debug, info, notice, warning or error")
-        }
-        guard let format = LogSink.Format(rawValue: config.logFormat) else {
-            throw UsageError(command: spec.name, message: "--log-format must be text or json")
-        }
+        let config = try Self.load(arguments: arguments, environment: environment, spec: spec)
         self.arguments = arguments
         self.config = config
         self.environment = environment
-        self.overrides = overrides
+        let level = LogLevel(name: config[LogConfig.level]) ?? .info
+        let format = LogSink.Format(rawValue: config[LogConfig.format]) ?? .text
         self.logger = Logger(label: "steward", sink: LogSink(minimumLevel: level, format: format))
+    }
+
+    /// The configuration from `--config`, the environment and the flags (again on reload). A flag's bad value is a
+    /// usage error (exit 64), as a flag's mistake always is; the file's and the environment's are config errors.
+    static func load(arguments: ParsedArguments, environment: [String: String], spec: CommandSpec) throws -> StewardConfig {
+        var config = try StewardConfig.load(path: arguments.value("config"), environment: environment, schema: .steward)
+        for flag in keyFlags {
+            guard let value = arguments.value(flag.flag) else { continue }
+            do { try flag.apply(&config, value) }
+            catch { throw UsageError(command: spec.name, message: "--\(flag.flag): \(error.message)") }
+        }
+        return config
     }
 
     /// The database to use, with the password from `password_file` (or a systemd credential) if set.
     func connectionTarget() throws -> ConnectionString {
-        guard let url = config.databaseURL else {
+        guard let url = config[DatabaseConfig.url] else {
             throw ConfigError(file: config.sourceFile ?? "(no config file)", key: "[database] url",
                               message: "no database URL: pass --database-url, set STEWARD_DATABASE_URL, or set [database] url")
         }
-        return try ConnectionTarget.resolve(url: url, passwordFile: config.databasePasswordFile, urlError: config.databaseURLError,
-                                            passwordPlace: (config.sourceFile ?? "(flags and environment)", config.lines["[database] password_file"],
-                                                            "[database] password_file"))
+        var target: ConnectionString
+        do { target = try ConnectionString(url) }
+        catch let error as PostgresError { throw config.error(DatabaseConfig.url, error.message) }
+        if let password = try config.readSecret(DatabaseConfig.passwordFile) {
+            do { target = try target.with(password: password) }
+            catch let error as PostgresError {
+                throw ConfigError(file: config[DatabaseConfig.passwordFile] ?? "", key: "[database] password_file",
+                                  message: "the password cannot be passed to libpq: \(error.message)")
+            }
+        }
+        return target
     }
 
     /// Where a shadow database may be created: `--shadow-url`, then `[verify] shadow_url`; nil for the project's own server.
     func shadowServer() throws -> ConnectionString? {
-        guard let url = arguments.value("shadow-url") ?? config.verifyShadowURL else { return nil }
+        guard let url = arguments.value("shadow-url") ?? config[MigrationsConfig.shadowURL] else { return nil }
         do { return try ConnectionString(url) }
         catch let error as PostgresError {
             throw ConfigError(file: config.sourceFile ?? "(flags and environment)", key: "[verify] shadow_url", message: error.message)
@@ -85,23 +106,29 @@ struct CommandContext {
     func connect() throws -> Connection {
         let target = try connectionTarget()
         logger.named("postgres").debug("connecting", [("target", target.description)])
-        return try Connection(target, logger: logger, connectTimeoutSeconds: config.connectTimeoutSeconds)
+        return try Connection(target, logger: logger, connectTimeoutSeconds: config[DatabaseConfig.connectTimeout])
     }
 
-    /// The config as `steward run` needs it: every job section checked too.
+    /// The config as `steward run` needs it: every job section checked too (the file is not read again).
     func daemonSettings() throws -> DaemonSettings {
-        try DaemonSettings.load(path: arguments.value("config"), environment: environment, catalog: .steward, overrides: overrides)
+        try DaemonSettings(config: config, catalog: .steward, path: arguments.value("config"))
+    }
+
+    /// Reads file, environment and flags again as at start, for a reload.
+    func settingsLoader(spec: CommandSpec) -> @Sendable () throws(ConfigError) -> DaemonSettings {
+        let arguments = arguments, environment = environment
+        return { () throws(ConfigError) -> DaemonSettings in
+            let config: StewardConfig
+            do { config = try Self.load(arguments: arguments, environment: environment, spec: spec) }
+            catch { throw (error as? ConfigError) ?? ConfigError(file: "(flags)", message: "\(error)") }
+            return try DaemonSettings(config: config, catalog: .steward, path: arguments.value("config"))
+        }
     }
 
     /// The migration files from the configured folder (`supabase/migrations` by default in a Supabase CLI project);
     /// with `deferParsing` only read and checksummed, for a run that parses what it needs.
     func migrationSource(deferParsing: Bool = false) throws -> MigrationSource {
-        try MigrationSource(directory: migrationsDirectory, include: config.migrationsInclude, deferParsing: deferParsing)
-    }
-
-    /// The configured migrations folder (`supabase/migrations` by default in a Supabase CLI project).
-    var migrationsDirectory: String {
-        !config.migrationsDirectoryIsSet && SupabaseHistoryMode.workingFolderIsCLIProject() ? SupabaseHistoryMode.cliDirectory : config.migrationsDirectory
+        try MigrationSource(directory: MigrationsConfig.folder(config), include: config[MigrationsConfig.include], deferParsing: deferParsing)
     }
 }
 

@@ -18,7 +18,7 @@ enum ConfigCheckCommand: StewardCommand {
     static func run(_ context: CommandContext) async throws -> ExitCode {
         let settings = try context.daemonSettings()
         // What the daemon would meet at start: the database URL's syntax and every secret file, read now.
-        if settings.config.databaseURL != nil { _ = try context.connectionTarget() }
+        if settings.config[DatabaseConfig.url] != nil { _ = try context.connectionTarget() }
         var notes = try settings.config.checkSecretFiles()
         // The fleet's targets too: their keys, URLs and password files, as fleet commands would meet them.
         let targets = try FleetTarget.read(settings.config)

@@ -1,6 +1,7 @@
 import CLI
 import Config
 import Control
+import Daemon
 import FoundationEssentials
 import StewardLog
 import OutputText
@@ -37,7 +38,7 @@ enum CtlCommand: StewardCommand {
         guard let timeout = ConfigNumber.seconds(context.arguments.value("timeout") ?? "600", in: 1...ConfigNumber.maximumSeconds) else {
             throw UsageError(command: spec.name, message: "--timeout takes a number of seconds from 1 to \(Int(ConfigNumber.maximumSeconds))")
         }
-        let path = context.config.controlSocket
+        let path = context.config[DaemonConfig.controlSocket]
         let reply: String
         do {
             reply = try ControlClient.exchange(line, path: path, timeout: timeout)

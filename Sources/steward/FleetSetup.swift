@@ -37,7 +37,7 @@ struct FleetSetup: Sendable {
     init(_ context: CommandContext, command: String, defaultParallel: Int) throws {
         let targets = try FleetTarget.read(context.config)
         do {
-            plan = try FleetPlan(targets: targets, stageOrder: context.config.fleetStages, only: context.arguments.value("stage"))
+            plan = try FleetPlan(targets: targets, stageOrder: context.config[FleetConfig.stages], only: context.arguments.value("stage"))
         } catch {
             if case .noTargets(nil) = error {
                 throw ConfigError(file: context.config.sourceFile ?? "(no config file)", key: "[target.NAME]", message: error.description)
@@ -51,11 +51,11 @@ struct FleetSetup: Sendable {
         }
         self.parallel = parallel
         continueOnError = context.arguments.flag("continue-on-error")
-        connectTimeoutSeconds = context.config.connectTimeoutSeconds
+        connectTimeoutSeconds = context.config[DatabaseConfig.connectTimeout]
         migrationsFlag = context.arguments.value("migrations")
         includeFlag = context.arguments.value("include").map { $0.split(separator: ",").map(String.init) }
-        commonDirectory = context.migrationsDirectory
-        commonInclude = context.config.migrationsInclude
+        commonDirectory = MigrationsConfig.folder(context.config)
+        commonInclude = context.config[MigrationsConfig.include]
         logger = context.logger
         executor = BlockingExecutor(threads: parallel)
     }

@@ -40,7 +40,7 @@ enum FleetStatusCommand: StewardCommand {
     static func run(_ context: CommandContext) async throws -> ExitCode {
         let fleet = try FleetSetup(context, command: spec.name, defaultParallel: 16)
         var options = Migrator.Options()
-        options.supabaseHistory = SupabaseHistoryMode(rawValue: context.config.supabaseHistory) ?? .auto
+        options.supabaseHistory = MigrationsConfig.historyMode(context.config)
         let statusOptions = options
         // A read never stops the others: every target is read and gets its row.
         let run = await FleetRunner.run(fleet.plan, parallel: fleet.parallel, continueOnError: true, work: { target -> (FleetRollout.Outcome, Result<Row, FleetFailure>) in

@@ -20,7 +20,7 @@ enum FleetVerifyCommand: StewardCommand {
     static func run(_ context: CommandContext) async throws -> ExitCode {
         let fleet = try FleetSetup(context, command: spec.name, defaultParallel: 4)
         let shadowServer = try context.shadowServer()
-        let supabaseHistory = context.config.supabaseHistory
+        let supabaseHistory = MigrationsConfig.historyMode(context.config)
         let run = await FleetRunner.run(fleet.plan, parallel: fleet.parallel, continueOnError: fleet.continueOnError, work: { target -> (FleetRollout.Outcome, Result<Verifier.Report, FleetFailure>) in
             do {
                 let source = try fleet.source(for: target).parsedWhereValid().source

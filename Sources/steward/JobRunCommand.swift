@@ -3,6 +3,7 @@ import CLI
 import FoundationEssentials
 import Glibc
 import Daemon
+import Config
 import Jobs
 import StewardLog
 import Migrations
@@ -71,13 +72,13 @@ enum JobRunCommand: StewardCommand {
                         logger: Logger, progressLine: Bool) async throws -> JobRunner.Outcome {
         let name = configured.settings.name
         let session = DatabaseSession(target, label: "job", logger: logger.named("postgres"),
-                                      connectTimeoutSeconds: settings.config.connectTimeoutSeconds, settings: JobSessionLimits.settings)
+                                      connectTimeoutSeconds: settings.config[DatabaseConfig.connectTimeout], settings: JobSessionLimits.settings)
         try await session.run { c in
             try c.requireSessionState()
             try HistoryStore(connection: c).prepareLocked(logger: logger.named("migrations"))
         }
         let runner = JobRunner(session: session, host: settings.host, pid: Int(getpid()), logger: logger.named("jobs"),
-                               progressIntervalSeconds: settings.config.progressIntervalSeconds)
+                               progressIntervalSeconds: settings.config[JobsConfig.progressInterval])
         let progress = JobProgress()
         // On a terminal, a live line shows the run's phase and progress on standard error; none otherwise.
         let outcome = await ProgressLine(job: name, progress: progress, logger: logger)

@@ -1,4 +1,5 @@
 import CLI
+import Config
 import Lint
 import Migrations
 import OutputText
@@ -38,11 +39,11 @@ enum LintCommand: BlockingStewardCommand {
         let source = try context.migrationSource()
         let connection = try context.connect()
         var options = Migrator.Options()
-        options.supabaseHistory = SupabaseHistoryMode(rawValue: context.config.supabaseHistory) ?? .auto
+        options.supabaseHistory = MigrationsConfig.historyMode(context.config)
         let status = try Migrator(connection: connection, source: source, logger: context.logger.named("lint")).status(options: options)
         let report: LintReport
         do {
-            report = try Linter(connection: connection, smallTableRows: context.config.lintSmallTableRows).lint(status.pending)
+            report = try Linter(connection: connection, smallTableRows: Double(context.config[LintConfig.smallTableRows])).lint(status.pending)
         } catch let error as LintError {
             Output.error(error.message)
             return .failure

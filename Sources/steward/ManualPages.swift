@@ -91,7 +91,7 @@ enum ManualPages {
         return page
     }
 
-    /// What a key's entry adds to its line in `StewardConfig.knownKeys` (that line is also `config check`'s refusal).
+    /// What a key's entry adds to the words it is declared with (those are also `config check`'s refusal).
     static let keyNotes: [String: [String: String]] = [
         "metrics": ["textfile": """
             The systemd unit (ProtectSystem=strict) allows writing in /var/lib/prometheus/node-exporter, node_exporter's \
@@ -99,9 +99,6 @@ enum ManualPages {
             folder needs that folder in a drop-in: systemctl edit steward, then [Service] ReadWritePaths=/that/folder.
             """],
     ]
-
-    /// The order sections are described in.
-    static let sectionOrder = ["database", "migrations", "log", "control", "storage", "metrics", "daemon", "apple", "advisor", "fleet"]
 
     static var stewardINI: String {
         var page = header(name: "STEWARD.INI", section: 5, title: "File Formats")
@@ -116,13 +113,12 @@ enum ManualPages {
         Secrets never go in this file: keys ending in _file name a file readable only by Steward's user (mode 600), \
         or credential:NAME for a systemd credential (LoadCredential=).
         """) + "\n"
-        let known = StewardConfig.knownKeys
-        let sections = sectionOrder.filter { known[$0] != nil } + known.keys.filter { !sectionOrder.contains($0) }.sorted()
-        for section in sections {
-            page += ".SH \"[\(section)]\"\n"
-            for (key, takes) in (known[section] ?? [:]).sorted(by: { $0.key < $1.key }) {
-                let fallback = StewardConfig.documentedDefaults[section]?[key] ?? "unset"
-                page += keyEntry(key, takes: takes, default: fallback, note: keyNotes[section]?[key])
+        for section in ConfigSchema.steward.sections {
+            page += ".SH \"[\(section.name)]\"\n"
+            if !section.about.isEmpty { page += Roff.paragraphs(section.about) + "\n" }
+            for key in section.keys.sorted(by: { $0.name < $1.name }) {
+                page += keyEntry(key.name, takes: key.takes, default: key.defaultText, note: keyNotes[section.name]?[key.name]
+                                 ?? (key.appliesOnReload ? nil : "Read at start: a reload that changes it says so and keeps the running value until a restart."))
             }
         }
         page += ".SH \"[target.NAME]\"\n"
@@ -131,20 +127,20 @@ enum ManualPages {
         digits, . _ or -. Stages run in the order [fleet] stages lists them; --migrations and --include on the command \
         line apply to every target. A config without targets is a single project, as before.
         """) + "\n"
-        for (key, takes) in FleetTarget.keys.sorted(by: { $0.key < $1.key }) {
-            page += keyEntry(key, takes: takes, default: FleetTarget.documentedDefaults[key] ?? "unset")
+        for key in FleetConfig.targetKeys.sorted(by: { $0.name < $1.name }) {
+            page += keyEntry(key.name, takes: key.takes, default: key.defaultText)
         }
         page += ".SH \"[job.NAME]\"\n"
         page += Roff.paragraphs("One section per job; every job takes these keys, and the keys of its own below.") + "\n"
-        for (key, takes) in JobSettings.commonKeys.sorted(by: { $0.key < $1.key }) {
-            page += keyEntry(key, takes: takes, default: JobSettings.documentedCommonDefaults[key] ?? "unset")
+        for key in JobSettings.common.sorted(by: { $0.name < $1.name }) {
+            page += keyEntry(key.name, takes: key.takes, default: key.defaultText)
         }
         for job in JobCatalog.steward.all {
             page += ".SS \"[job.\(Roff.escaped(job.name))]\"\n"
             page += Roff.paragraphs(job.abstract) + " Default schedule: \\fB\(Roff.escaped(job.defaultSchedule))\\fR.\n"
             if job.options.isEmpty { page += ".PP\nNo keys beyond the common ones.\n" }
-            for option in job.options {
-                page += keyEntry(option.key, takes: option.help, default: option.defaultValue.isEmpty ? "unset" : option.defaultValue)
+            for option in job.options.map(\.erased) {
+                page += keyEntry(option.name, takes: option.takes, default: option.defaultText.isEmpty ? "unset" : option.defaultText)
             }
         }
         page += ".SH FILES\n.TP\n.I /etc/steward/steward.ini\nThe configuration the service reads.\n"

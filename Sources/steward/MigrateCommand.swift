@@ -67,27 +67,27 @@ enum MigrateCommand: BlockingStewardCommand {
         options.adopt = context.arguments.flag("adopt")
         options.allowOutOfOrder = context.arguments.flag("allow-out-of-order")
         options.allowMissing = context.arguments.flag("allow-missing")
-        options.lockWaitSeconds = context.config.lockWaitSeconds
+        options.lockWaitSeconds = context.config[MigrationsConfig.lockWait]
         if let wait = context.arguments.value("lock-wait") {
             guard let seconds = ConfigNumber.seconds(wait, in: 0...86400) else {
                 throw UsageError(command: command, message: "--lock-wait takes a number of seconds from 0 to 86400")
             }
             options.lockWaitSeconds = seconds
         }
-        options.lockRetry = LockRetryPolicy(firstSliceMilliseconds: ConfigNumber.postgresMilliseconds(context.config.lockTimeout) ?? 200,
-                                            budgetSeconds: context.config.lockRetryBudgetSeconds)
+        options.lockRetry = LockRetryPolicy(firstSliceMilliseconds: ConfigNumber.postgresMilliseconds(context.config[MigrationsConfig.lockTimeout]) ?? 200,
+                                            budgetSeconds: context.config[MigrationsConfig.lockRetryBudget])
         if let budget = context.arguments.value("lock-retry-budget") {
             guard let seconds = ConfigNumber.seconds(budget, in: 0...86400) else {
                 throw UsageError(command: command, message: "--lock-retry-budget takes a number of seconds from 0 to 86400")
             }
             options.lockRetry.budgetSeconds = seconds
         }
-        options.statementTimeout = context.config.statementTimeout
+        options.statementTimeout = context.config[MigrationsConfig.statementTimeout]
         options.stewardVersion = Steward.version
-        options.supabaseHistory = SupabaseHistoryMode(rawValue: context.config.supabaseHistory) ?? .auto
+        options.supabaseHistory = MigrationsConfig.historyMode(context.config)
         options.shadowServer = try context.shadowServer()
         // The lint gates every run, dry run too: a blocking finding no file allows refuses it before anything runs.
-        let smallTableRows = context.config.lintSmallTableRows
+        let smallTableRows = Double(context.config[LintConfig.smallTableRows])
         options.pendingCheck = { connection, files in
             let report = try Linter(connection: connection, smallTableRows: smallTableRows).lint(files)
             return Migrator.PendingCheck(blocking: report.blocking.map { finding in

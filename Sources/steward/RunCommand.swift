@@ -26,7 +26,7 @@ enum RunCommand: StewardCommand {
         let settings = try context.daemonSettings()
         for note in try settings.config.checkSecretFiles() { context.logger.notice("secret file not checked", [("note", note)]) }
         let daemon = Daemon(settings: settings, target: try context.connectionTarget(), logger: context.logger, version: Steward.version,
-                            environment: context.environment, overrides: context.overrides)
+                            environment: context.environment, loadSettings: context.settingsLoader(spec: spec))
         let code = await daemon.run()
         return code == 0 ? .ok : .failure
     }

@@ -1,4 +1,5 @@
 import CLI
+import Config
 import Daemon
 import StewardLog
 import Migrations
@@ -23,12 +24,12 @@ enum StatusCommand: StewardCommand {
         let (source, invalid) = try context.migrationSource(deferParsing: true).parsedWhereValid()
         let connection = try context.connect()
         var options = Migrator.Options()
-        options.supabaseHistory = SupabaseHistoryMode(rawValue: context.config.supabaseHistory) ?? .auto
+        options.supabaseHistory = MigrationsConfig.historyMode(context.config)
         let migrator = Migrator(connection: connection, source: source, logger: context.logger)
         let status = try migrator.status(options: options)
         let keepsCLI = try migrator.keepsCLIHistory(options)
         let jobs = try JobOverview.read(connection, settings: try? context.daemonSettings(),
-                                        progress: DaemonProgress.read(socket: context.config.controlSocket))
+                                        progress: DaemonProgress.read(socket: context.config[DaemonConfig.controlSocket]))
         if context.json {
             Output.print(JSON.object([
                 ("migrations", .array(status.items.map { item in

@@ -1,4 +1,4 @@
-import AdvisorJob
+import SecurityAdvisor
 import AppleSecret
 import Jobs
 import LegacyImport

@@ -1,4 +1,5 @@
 import CLI
+import Config
 import StewardLog
 import Migrations
 import SupabaseProject
@@ -31,7 +32,7 @@ enum VerifyCommand: StewardCommand {
         let (source, invalid) = try context.migrationSource(deferParsing: true).parsedWhereValid()
         let connection = try context.connect()
         let report = try verify(connection, source: source, shadowServer: try context.shadowServer(),
-                                supabaseHistory: context.config.supabaseHistory, logger: context.logger)
+                                supabaseHistory: MigrationsConfig.historyMode(context.config), logger: context.logger)
         if context.json {
             Output.print(JSON.object([
                 ("ok", .bool(report.differences.isEmpty)),
@@ -72,14 +73,14 @@ enum VerifyCommand: StewardCommand {
 
     /// Compares the live catalog with the applied migrations, and Steward's history with the Supabase CLI's (shared
     /// with `fleet verify`).
-    static func verify(_ connection: Connection, source: MigrationSource, shadowServer: ConnectionString?, supabaseHistory: String,
+    static func verify(_ connection: Connection, source: MigrationSource, shadowServer: ConnectionString?, supabaseHistory: SupabaseHistoryMode,
                        logger: Logger) throws -> Verifier.Report {
         try connection.requireSessionState()
         var report = try Verifier(connection: connection, source: source, advisor: SupabaseAdvisor(), shadowServer: shadowServer,
                                   logger: logger.named("verify")).verify()
         // Drift between Steward's history and the Supabase CLI's, which the CLI itself cannot see.
         var options = Migrator.Options()
-        options.supabaseHistory = SupabaseHistoryMode(rawValue: supabaseHistory) ?? .auto
+        options.supabaseHistory = supabaseHistory
         report.differences += try Migrator(connection: connection, source: source, logger: logger).status(options: options).historyDrift
         return report
     }

@@ -2,7 +2,9 @@ import OutputText
 import Config
 import Control
 import Foundation
+import Daemon
 import Jobs
+import Migrations
 import StewardLog
 import Scheduler
 import steward
@@ -43,15 +45,14 @@ struct HostileInputTests {
         let cases = Self.generated(6000) { index in
             let bytes = index < corpus.count ? corpus[index] : (index % 3 == 0 ? inputs.mutate(inputs.pick(corpus)) : inputs.configFile())
             do {
-                let config = try StewardConfig.parse(path: "generated.ini", bytes: bytes)
-                try config.validate()
+                let config = try StewardConfig.parse(path: "generated.ini", bytes: bytes, schema: .steward)
                 _ = try JobCatalog.steward.configure(config.jobSections, config: config)
                 accepted += 1
-                #expect((0...86400).contains(config.lockWaitSeconds), "lock_wait out of range, seed \(seed) case \(index)")
-                #expect((0...86400).contains(config.shutdownTimeoutSeconds), "shutdown_timeout out of range, seed \(seed) case \(index)")
-                #expect((0.1...60).contains(config.leaderPollSeconds), "leader_poll out of range, seed \(seed) case \(index)")
-                #expect((1...86400).contains(config.metricsIntervalSeconds), "metrics interval out of range, seed \(seed) case \(index)")
-                #expect((1...3600).contains(config.connectTimeoutSeconds), "connect_timeout out of range, seed \(seed) case \(index)")
+                #expect((0...86400).contains(config[MigrationsConfig.lockWait]), "lock_wait out of range, seed \(seed) case \(index)")
+                #expect((0...86400).contains(config[DaemonConfig.shutdownTimeout]), "shutdown_timeout out of range, seed \(seed) case \(index)")
+                #expect((0.1...60).contains(config[DaemonConfig.leaderPoll]), "leader_poll out of range, seed \(seed) case \(index)")
+                #expect((1...86400).contains(config[DaemonConfig.metricsInterval]), "metrics interval out of range, seed \(seed) case \(index)")
+                #expect((1...3600).contains(config[DatabaseConfig.connectTimeout]), "connect_timeout out of range, seed \(seed) case \(index)")
                 for job in try JobCatalog.steward.configure(config.jobSections, config: config) {
                     #expect(JobSettings.timeoutRange.contains(Int64(job.settings.timeoutSeconds)), "job timeout out of range, seed \(seed) case \(index)")
                     #expect(job.settings.retryBackoffSeconds.isFinite && job.settings.retryBackoffSeconds <= 86400)
@@ -83,7 +84,7 @@ struct HostileInputTests {
             ("[apple]\nremind_days = 9223372036854775808\n", "[apple] remind_days"),
         ] {
             do {
-                let config = try StewardConfig.parse(path: "s.ini", bytes: Array(text.utf8))
+                let config = try StewardConfig.parse(path: "s.ini", bytes: Array(text.utf8), schema: .steward)
                 _ = try JobCatalog.steward.configure(config.jobSections, config: config)
                 Issue.record("accepted: \(text)")
             } catch {

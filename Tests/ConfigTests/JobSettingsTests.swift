@@ -10,7 +10,7 @@ import steward
 @Suite("job settings: each job's keys read once into typed values, a bad one named by file, line and key")
 struct JobSettingsTests {
     static func configure(_ text: String) throws(ConfigError) -> [JobCatalog.Configured] {
-        let config = try StewardConfig.parse(path: "jobs.ini", bytes: Array(text.utf8))
+        let config = try StewardConfig.parse(path: "jobs.ini", bytes: Array(text.utf8), schema: .steward)
         return try JobCatalog.steward.configure(config.jobSections, config: config)
     }
 
@@ -78,7 +78,7 @@ struct JobSettingsTests {
             [job.prune-history]
             retention = 30d
 
-            """.utf8))
+            """.utf8), schema: .steward)
         let settings = try JobSettings(job: OrphanAvatarsJob.self, section: config.jobSections.first { $0.name == "orphan-avatars" })
         let avatars = try OrphanAvatarsJob.settings(settings.options, config: config)
         #expect(avatars.buckets == ["avatars", "covers"])

@@ -1,5 +1,10 @@
 @testable import Config
+import AppleSecret
 import CLI
+import Jobs
+import Migrations
+import OrphanAvatars
+import steward
 
 import Testing
 
@@ -24,35 +29,66 @@ struct StewardConfigTests {
 
     @Test("the environment fills in what the file leaves out, and beats it")
     func environment() throws {
-        let config = try StewardConfig.load(path: nil, environment: ["STEWARD_DATABASE_URL": "postgresql://env", "STEWARD_LOG_LEVEL": "warning"])
-        #expect(config.databaseURL == "postgresql://env")
-        #expect(config.logLevel == "warning")
-        #expect(config.migrationsDirectory == "sql/migrations")
+        let config = try StewardConfig.load(path: nil, environment: ["STEWARD_DATABASE_URL": "postgresql://env", "STEWARD_LOG_LEVEL": "warning"],
+                                            schema: .steward)
+        #expect(config[DatabaseConfig.url] == "postgresql://env")
+        #expect(config[LogConfig.level] == "warning")
+        #expect(config[MigrationsConfig.directory] == "sql/migrations")
     }
 
     @Test("the example config in config/ is valid and covers every known key")
     func exampleConfig() throws {
         let root = #filePath.split(separator: "/").dropLast(3).joined(separator: "/")
         let path = "/" + root + "/config/steward.ini"
-        let config = try StewardConfig.load(path: path, environment: [:])
-        #expect(config.lockTimeout == "200ms")
-        #expect(config.lockRetryBudgetSeconds == 120)
-        let file = try INIFile(path: path)
-        let keys = Set(file.entries.map { "\($0.section).\($0.key)" })
-        for key in ["database.url", "database.password_file", "database.connect_timeout", "migrations.dir", "migrations.lock_wait",
-                    "migrations.lock_timeout", "migrations.lock_retry_budget", "migrations.statement_timeout", "log.level", "log.format", "control.socket", "storage.url", "storage.service_key_file",
-                    "metrics.textfile", "metrics.interval", "daemon.leader_poll", "daemon.shutdown_timeout", "daemon.host", "daemon.release_memory_after",
-                    "job.prune-history.schedule", "job.prune-history.time_zone", "job.prune-history.enabled", "job.prune-history.timeout",
-                    "job.prune-history.retries", "job.prune-history.retry_backoff", "job.prune-history.missed",
-                    "job.prune-history.retention", "migrations.include", "job.username-check.schedule", "job.username-check.min_length",
-                    "job.username-check.max_length", "job.username-check.pattern", "job.username-check.reserved_file",
-                    "job.username-check.max_mixed_script", "job.username-check.rules", "job.username-check.page_size",
-                    "job.orphan-avatars.schedule", "job.orphan-avatars.buckets", "job.orphan-avatars.grace", "job.orphan-avatars.batch_size",
-                    "job.orphan-avatars.max_fraction", "job.orphan-avatars.max_per_run", "job.orphan-avatars.keep_prefixes",
-                    "job.orphan-avatars.references", "apple.team_id", "apple.key_id", "apple.services_id", "apple.private_key_file",
-                    "apple.secret_file", "apple.project_ref", "apple.access_token_file", "apple.management_url", "apple.remind_days",
-                    "apple.auto_rotate", "apple.rotate_days_before", "apple.webhook_url", "apple.native_bundle_ids", "job.apple-secret.schedule"] {
-            #expect(keys.contains(key), "config/steward.ini lacks \(key)")
+        let config = try StewardConfig.load(path: path, environment: [:], schema: .steward)
+        #expect(config[MigrationsConfig.lockTimeout] == "200ms")
+        #expect(config[MigrationsConfig.lockRetryBudget] == 120)
+        // Every key declared (sections, every job's common and own keys) is in the example, set or as a `; key =`
+        // comment under its section; everything the example sets was accepted by the load above.
+        var written: Set<String> = []
+        var section = ""
+        for line in try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n") {
+            let body = line.hasPrefix(";") ? line.dropFirst().drop { $0 == " " } : line[...]
+            if body.hasPrefix("[") { section = String(body.dropFirst().prefix { $0 != "]" }); continue }
+            guard let eq = body.range(of: " = ") else { continue }
+            let key = body[..<eq.lowerBound]
+            if !key.isEmpty, key.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) { written.insert("[\(section)] \(key)") }
+        }
+        // Sections' keys; each job's own keys under its section; the common keys once, under [job.prune-history].
+        let declared = ConfigSchema.steward.keys.map { "[\($0.section)] \($0.name)" }
+            + JobCatalog.steward.all.flatMap { job in job.options.map { "[job.\(job.name)] \($0.erased.name)" } }
+            + JobSettings.common.map { "[job.prune-history] \($0.name)" }
+        for key in declared {
+            let present = written.contains(key)
+            #expect(present, "config/steward.ini lacks \(key)")
+        }
+        #expect(declared.count >= 60, "\(declared.count) keys declared")
+    }
+
+    @Test("one way to say yes or no, for every boolean key: true/false, yes/no, on/off, 1/0")
+    func booleans() throws {
+        for (yes, no) in [("true", "false"), ("yes", "no"), ("on", "off"), ("1", "0")] {
+            let on = try StewardConfig.parse(path: "b.ini", bytes: Array("[apple]\nauto_rotate = \(yes)\n[job.orphan-avatars]\nfence = \(yes)\nenabled = \(yes)\n".utf8),
+                                             schema: .steward)
+            let off = try StewardConfig.parse(path: "b.ini", bytes: Array("[apple]\nauto_rotate = \(no)\n[job.orphan-avatars]\nfence = \(no)\nenabled = \(no)\n".utf8),
+                                              schema: .steward)
+            #expect(AppleSettings(on).autoRotate && !AppleSettings(off).autoRotate)
+            let jobOn = try JobSettings(job: OrphanAvatarsJob.self, section: on.jobSections.first)
+            let jobOff = try JobSettings(job: OrphanAvatarsJob.self, section: off.jobSections.first)
+            #expect(jobOn.enabled && !jobOff.enabled)
+            #expect(try OrphanAvatarsJob.settings(jobOn.options, config: on).fence && !OrphanAvatarsJob.settings(jobOff.options, config: off).fence)
+        }
+        #expect(throws: ConfigError.self) { try StewardConfig.parse(path: "b.ini", bytes: Array("[apple]\nauto_rotate = maybe\n".utf8), schema: .steward) }
+    }
+
+    @Test("every declared default is a value its own key accepts, written back as the manual shows it")
+    func defaultsReadBack() throws {
+        for key in ConfigSchema.steward.keys + JobSettings.common + JobCatalog.steward.all.flatMap({ $0.options.map(\.erased) }) where !key.repeatable {
+            let text = key.defaultText
+            guard !text.hasPrefix("unset"), text != "none", !text.contains("("), key.name != "host" else { continue }
+            if case .failure(let problem) = key.readPlain(text) {
+                Issue.record("[\(key.section)] \(key.name): its default \"\(text)\" is refused: \(problem.message)")
+            }
         }
     }
 

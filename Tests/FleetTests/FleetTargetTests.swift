@@ -8,8 +8,12 @@ import Testing
 
 @Suite("Fleet targets from steward.ini")
 struct FleetTargetTests {
+    /// The fleet's own section and the targets' family, beside a section a single project has.
+    static let schema = ConfigSchema(sections: [FleetConfig.section, ConfigSection("database", keys: [ConfigKey("database", "url", .text, default: "", takes: "a URL")])],
+                                     families: ["target"])
+
     static func config(_ text: String) throws -> StewardConfig {
-        try StewardConfig.parse(path: "/etc/steward/fleet.ini", bytes: Array(text.utf8))
+        try StewardConfig.parse(path: "/etc/steward/fleet.ini", bytes: Array(text.utf8), schema: Self.schema)
     }
 
     @Test("targets, stages and per-target folders are read in the file's order; a single-project config has none")
@@ -17,8 +21,6 @@ struct FleetTargetTests {
         let config = try Self.config("""
             [fleet]
             stages = canary, production
-            [migrations]
-            dir = sql/migrations
             [target.alpha]
             url = postgresql://steward@alpha.example/postgres
             stage = canary
@@ -29,14 +31,14 @@ struct FleetTargetTests {
             migrations_dir = tenants/beta
             include = sql/optional/a, sql/optional/b
             """)
-        #expect(config.fleetStages == ["canary", "production"])
+        #expect(config[FleetConfig.stages] == ["canary", "production"])
         let targets = try FleetTarget.read(config)
         #expect(targets.map(\.name) == ["alpha", "beta"])
         #expect(targets[1].passwordFile == "/etc/steward/beta-password")
         #expect(targets[1].migrationsDirectory == "tenants/beta")
         #expect(targets[1].include == ["sql/optional/a", "sql/optional/b"])
         #expect(targets[0].include == nil)
-        #expect(targets[1].lines["stage"] == 11)
+        #expect(targets[1].lines["stage"] == 9)
         let single = try Self.config("[database]\nurl = postgresql://x/postgres\n")
         #expect(try FleetTarget.read(single).isEmpty)
     }

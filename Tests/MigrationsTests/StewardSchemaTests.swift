@@ -1,7 +1,7 @@
 import Foundation
 import Migrations
 import Postgres
-import StewardSchema
+import StewardDatabase
 import Testing
 import TestSupport
 

@@ -150,6 +150,29 @@ struct DaemonTests {
         }
     }
 
+    @Test("reload: a key read only at start ([database] url) keeps its running value and the reply and log say a restart is needed")
+    func reloadNamesWhatNeedsARestart() throws {
+        try withTestDatabase { db in
+            let daemon = try DaemonProcess(databaseURL: db.url, config: "[job.prune-history]\nschedule = @daily\n")
+            #expect(daemon.waitUntil(leader: true, timeout: 20))
+            let moved = db.url + (db.url.contains("?") ? "&" : "?") + "application_name=moved"
+            try daemon.rewrite(extra: "[job.prune-history]\nschedule = */5 * * * *\n", databaseURL: moved)
+            let reply = try daemon.ctlJSON(["reload"])
+            #expect(reply["ok"] as? Bool == true, "\(reply)")
+            #expect(reply["restart_needed"] as? [String] == ["[database] url"], "\(reply)")
+            // What may change live did; the connection stays the one opened at start.
+            let jobs = try daemon.ctlJSON(["jobs"])["jobs"] as? [[String: Any]]
+            #expect(jobs?.first?["schedule"] as? String == "*/5 * * * *")
+            #expect(daemon.process.stderrSoFar.contains("restart steward to apply them"))
+            let names = try db.connect().query("select count(*) from pg_stat_activity where application_name = 'moved'").first(Int64.self)
+            #expect(names == 0)
+            // A reload that changes nothing read at start names nothing.
+            let again = try daemon.ctlJSON(["reload"])
+            #expect(again["restart_needed"] as? [String] == ["[database] url"], "still differs from the running value: \(again)")
+            #expect(daemon.stop().exitCode == 0)
+        }
+    }
+
     @Test("a run that outlives its timeout is cancelled on the server, recorded failed, and retried with backoff")
     func timeoutAndRetry() throws {
         try withTestDatabase { db in

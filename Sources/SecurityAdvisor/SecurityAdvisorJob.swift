@@ -11,7 +11,7 @@ public struct SecurityAdvisorJob: Job {
     public static let name = "security-advisor"
     public static let abstract = "Check the live database for security problems (the Security Advisor's lints and this app's own), alert on new ones."
     public static let defaultSchedule = "17 5 * * *"
-    public static let options: [JobOption] = []
+    public static let options: [any ConfigKeyDeclaration] = []
 
     /// `[advisor]` and the webhook, read once.
     public struct Settings: Sendable {
@@ -20,32 +20,15 @@ public struct SecurityAdvisorJob: Job {
     }
 
     public static func settings(_ options: JobOptions, config: StewardConfig) throws(ConfigError) -> Settings {
-        Settings(advisor: try advisor(config), webhookURL: config.apple.webhookURL)
+        Settings(advisor: AdvisorConfig.advisor(config), webhookURL: config[AlertsConfig.webhookURL])
     }
 
-    let advisor: SecurityAdvisor
-    let webhookURL: String?
+    let settings: Settings
 
-    public init(settings: Settings) {
-        advisor = settings.advisor
-        webhookURL = settings.webhookURL
-    }
-
-    /// The advisor `[advisor]` describes; a bad ignore rule throws naming its line.
-    public static func advisor(_ config: StewardConfig) throws(ConfigError) -> SecurityAdvisor {
-        var rules: [AdvisorIgnoreRule] = []
-        for (value, line) in config.advisorIgnore {
-            switch AdvisorIgnoreRule.parse(value) {
-            case .success(let rule): rules.append(rule)
-            case .failure(let error):
-                throw ConfigError(file: config.sourceFile ?? "(no config file)", line: line, key: "[advisor] ignore", message: error.message)
-            }
-        }
-        return SecurityAdvisor(schemas: config.advisorSchemas, ignore: rules)
-    }
+    public init(settings: Settings) { self.settings = settings }
 
     public func run(_ context: JobContext) async throws -> JobSummary {
-        let advisor = advisor, dryRun = context.dryRun, log = context.logger, progress = context.progress
+        let advisor = settings.advisor, dryRun = context.dryRun, log = context.logger, progress = context.progress
         progress.begin("checking", total: Int64(SecurityAdvisor.checkCount))
         let (report, findings, resolved) = try await context.database.run { c in
             let report = try advisor.run(c, logger: log) { progress.advance(by: Int64($0)) }
@@ -57,7 +40,7 @@ public struct SecurityAdvisorJob: Job {
         for failed in report.failedChecks { log.warning("advisor check could not run", [("check", failed.name), ("reason", failed.reason)]) }
         var raised: Int64 = 0, webhookFailures: Int64 = 0
         let alerts = AlertLog(database: context.database)
-        let webhook = webhookURL.map { WebhookNotifier(url: $0, logger: log) }
+        let webhook = settings.webhookURL.map { WebhookNotifier(url: $0, logger: log) }
         for finding in findings where finding.isNew {
             log.log(finding.level == .error ? .error : .warning, "new security advisor finding",
                     [("check", finding.name), ("level", finding.level.rawValue.lowercased()), ("object", finding.object), ("detail", finding.detail)])
