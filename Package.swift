@@ -86,10 +86,13 @@ let package = Package(
         .target(name: "Systemd", dependencies: ["BlockingExecutor"]),
         .target(name: "Daemon", dependencies: ["OutputText", "StewardDatabase", "Config", "Control", "CSystem", "FileSystem", "Jobs", "StewardLog", "Migrations", "Postgres", "Scheduler", "Systemd", "SupabaseProject"]),
 
+        // Many projects: targets, the rollout plan (stages, batches, what a failure stops), the bounded runner, the summary.
+        .target(name: "Fleet", dependencies: ["Config", "OutputText", "Postgres"]),
+
         // The executable only wires the modules together.
         .executableTarget(
             name: "steward",
-            dependencies: ["OutputText", "Advisor", "Alerts", "Apple", "CLI", "Config", "Control", "Daemon", "FileSystem", "Jobs", "StewardLog", "Postgres",
+            dependencies: ["OutputText", "Advisor", "Alerts", "Apple", "BlockingExecutor", "CLI", "Config", "Control", "Daemon", "FileSystem", "Fleet", "Jobs", "StewardLog", "Postgres",
                            "Lint", "Migrations", "Scheduler", "SupabaseProject"] + jobModules.map { .target(name: $0.name) }
         ),
 
@@ -111,6 +114,7 @@ let package = Package(
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Storage", "StewardLog", "TestSupport"]),
         .testTarget(name: "ControlTests", dependencies: ["Control"]),
         .testTarget(name: "DaemonTests", dependencies: ["Daemon"]),
+        .testTarget(name: "FleetTests", dependencies: ["Config", "Fleet", "OutputText", "Postgres", "TestSupport"]),
         .testTarget(name: "StorageTests", dependencies: ["HTTP", "OutputText", "Storage", "TestSupport"]),
         // The binary end to end: commands, the daemon, the control socket, faults, logs and secrets across jobs.
         .testTarget(name: "StewardTests", dependencies: ["OutputText", "FileSystem", "Postgres", "TestSupport", "steward"]),

@@ -13,19 +13,22 @@
 #   bench/run.sh deploy      six schema changes to a 100k-row profiles under app traffic (pgbench, PostgREST-style requests)
 #                            and an analytics transaction that comes and goes: steward migrate beside psql -1 -f of naive
 #                            files and psql of Steward's files; app p50/p99/max and errors against a baseline (about 5 minutes)
+#   bench/run.sh fleet       steward fleet migrate of the app's files over 200 databases at --parallel 1, 4 and 8 against
+#                            sequential shell loops of steward migrate and of psql -1 -f; fleet status of 200 targets (about 5 minutes)
 #
 # Environment: STEWARD_PG_PORT / STEWARD_PG_DIR (the local cluster), BENCH_SIZES (e.g. 100000,1000000: the sizes
 # of the usernames, orphans and legacy runs), BENCH_RUNS (username-check runs a size; verify rounds), BENCH_EMULATOR_PORT,
 # BENCH_KEEP_DB=1 (keep the orphan databases for the next run), BENCH_ONLY=control (the daemon bench's control socket part only),
-# BENCH_ROWS / BENCH_CLIENTS / BENCH_CLIENT_RATE / BENCH_RUNNERS (the deploy bench: profiles, app connections, requests a second each, runners).
+# BENCH_ROWS / BENCH_CLIENTS / BENCH_CLIENT_RATE / BENCH_RUNNERS (the deploy bench: profiles, app connections, requests a second each, runners),
+# BENCH_TARGETS / BENCH_STATUS_RUNS (the fleet bench: databases, fleet status runs).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 which=${1:-}
 case "$which" in
   all) benches="migrate daemon usernames orphans" ;;
-  migrate|daemon|usernames|orphans|legacy|verify|deploy) benches=$which ;;
-  *) sed -n '2,20p' "$0" >&2; exit 64 ;;
+  migrate|daemon|usernames|orphans|legacy|verify|deploy|fleet) benches=$which ;;
+  *) sed -n '2,23p' "$0" >&2; exit 64 ;;
 esac
 
 apt_install() {

@@ -2,8 +2,9 @@
 # Installs the Debian package in a clean Debian 12 root and runs it there: debootstrap (minbase, from the mirror
 # this machine's apt uses), apt-get install ./steward_<version>_amd64.deb (its Depends and Recommends from the
 # archive), steward version, config check of the installed conffile (as root and as the steward user),
-# migrate --dry-run against the test database; then an upgrade to a second build keeps an edited conffile, and
-# purge removes it. Needs root (chroot) and the network to the mirror.
+# migrate --dry-run against the test database, two daemons of steward@.service (one per project) and their
+# metrics; then an upgrade to a second build keeps an edited conffile, and purge removes it. Needs root (chroot)
+# and the network to the mirror.
 #
 #   scripts/package-test.sh            fresh root every time (about 70 s of debootstrap)
 #   STEWARD_PACKAGE_TEST_CACHE=1 ...   reuse .local/debootstrap-bookworm.tar (made by the first such run)
@@ -83,11 +84,63 @@ install -d -m 700 "$chroot_dir/run/credentials/steward.service"
 dry_run_status=0
 in_root CREDENTIALS_DIRECTORY=/run/credentials/steward.service \
     steward migrate --dry-run --config /etc/steward/steward.ini --database-url "${url/:$password@/@}" >"$work/migrate.out" 2>&1 || dry_run_status=$?
-psql -q "$(scripts/local-db.sh admin-url)" -c "drop database if exists $database" >/dev/null 2>&1 || true
-[ "$started_db" = yes ] && scripts/local-db.sh stop >/dev/null
 [ "$dry_run_status" -eq 0 ] || { cat "$work/migrate.out" >&2; fail "migrate --dry-run (exit $dry_run_status)"; }
 grep -q "0001_profiles_table" "$work/migrate.out" || { cat "$work/migrate.out" >&2; fail "migrate --dry-run did not plan 0001_profiles_table"; }
 say "steward migrate --dry-run against the test database"
+
+# Two projects, one daemon each, as steward@.service runs them (the root has no systemd: what the unit sets up is
+# done here by hand from the installed unit's own lines): /etc/steward/<instance>.ini and .password, the runtime
+# directory, the credential, the environment, ExecStart with %i; then each one's metrics textfile is read.
+unit=$chroot_dir/lib/systemd/system/steward@.service
+[ -f "$unit" ] || fail "/lib/systemd/system/steward@.service missing"
+unit_value() { sed -n "s/^$1=//p" "$unit"; }
+[ "$(unit_value RuntimeDirectory)" = "steward/%i" ] && [ "$(unit_value StateDirectory)" = "steward/%i" ] || fail "steward@.service directories"
+install -d -m 755 -o root "$chroot_dir/var/lib/prometheus/node-exporter"
+in_root chown steward:steward /var/lib/prometheus/node-exporter
+instance_pids=()
+stop_instances() { for pid in "${instance_pids[@]}"; do kill "$pid" 2>/dev/null || true; done; for pid in "${instance_pids[@]}"; do wait "$pid" 2>/dev/null || true; done; }
+for instance in alpha beta; do
+    scripts/local-db.sh newdb "${database}_$instance" >/dev/null
+    instance_url=$(scripts/local-db.sh url "${database}_$instance")
+    { cat "$chroot_dir/etc/steward/steward.ini"
+      printf '\n[database]\nurl = %s\n[metrics]\ntextfile = /var/lib/prometheus/node-exporter/steward-%s.prom\n[daemon]\nhost = package-test-%s\n' \
+          "${instance_url/:$password@/@}" "$instance" "$instance"
+    } > "$chroot_dir/etc/steward/$instance.ini"
+    chmod 640 "$chroot_dir/etc/steward/$instance.ini"; in_root chgrp steward "/etc/steward/$instance.ini"
+    (umask 077; printf '%s' "$password" > "$chroot_dir/etc/steward/$instance.password")
+    in_root steward config check --config "/etc/steward/$instance.ini" >/dev/null 2>&1 || fail "config check of /etc/steward/$instance.ini"
+    # LoadCredential= and RuntimeDirectory= of the instance.
+    credentials=/run/credentials/steward@$instance.service
+    install -d -m 700 "$chroot_dir$credentials"
+    credential=$(unit_value LoadCredential | sed "s/%i/$instance/g")
+    cp "$chroot_dir${credential#*:}" "$chroot_dir$credentials/${credential%%:*}"
+    in_root chown -R steward:steward "$credentials"
+    install -d -m 750 "$chroot_dir/run/steward/$instance"
+    in_root chown steward:steward "/run/steward/$instance"
+    environment=$(unit_value Environment | sed "s/%i/$instance/g")
+    exec_start=$(unit_value ExecStart | sed "s/%i/$instance/g")
+    # User=steward, without a process in between: the PID is the daemon's own (stopped below with SIGTERM).
+    # shellcheck disable=SC2086
+    chroot --userspec=steward:steward "$chroot_dir" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C.UTF-8 \
+        CREDENTIALS_DIRECTORY="$credentials" $environment $exec_start >"$work/$instance.log" 2>&1 &
+    instance_pids+=($!)
+done
+for instance in alpha beta; do
+    prom=$chroot_dir/var/lib/prometheus/node-exporter/steward-$instance.prom
+    for _ in $(seq 1 60); do grep -q "^steward_database_up{project=\"$instance\"} 1$" "$prom" 2>/dev/null && break; sleep 1; done
+    grep -q "^steward_database_up{project=\"$instance\"} 1$" "$prom" 2>/dev/null \
+        || { stop_instances; cat "$work/$instance.log" >&2; cat "$prom" >&2 2>/dev/null; fail "steward@$instance: no steward_database_up{project=\"$instance\"} 1 in its textfile"; }
+    grep -q "^steward_leader{project=\"$instance\"} 1$" "$prom" || { stop_instances; cat "$prom" >&2; fail "steward@$instance does not lead its project"; }
+    if grep -v '^#' "$prom" | grep -qv "project=\"$instance\""; then stop_instances; cat "$prom" >&2; fail "a metric of steward@$instance lacks project=\"$instance\""; fi
+    in_root steward ctl --socket "/run/steward/$instance/control.sock" status >"$work/$instance.status" 2>&1 \
+        || { stop_instances; cat "$work/$instance.status" >&2; fail "steward ctl of steward@$instance"; }
+done
+stop_instances
+[ "$(stat -c %s "$chroot_dir/var/lib/prometheus/node-exporter/steward-alpha.prom")" -gt 0 ] || fail "alpha's textfile is empty"
+say "steward@alpha and steward@beta: one daemon per project, each leading, own socket, metrics labelled by project"
+psql -q "$(scripts/local-db.sh admin-url)" -c "drop database if exists $database" -c "drop database if exists ${database}_alpha with (force)" \
+    -c "drop database if exists ${database}_beta with (force)" >/dev/null 2>&1 || true
+[ "$started_db" = yes ] && scripts/local-db.sh stop >/dev/null
 
 # Upgrade: an edited conffile stays as edited.
 sed -i 's/^connect_timeout = 10$/connect_timeout = 7/' "$chroot_dir/etc/steward/steward.ini"

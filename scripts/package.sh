@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the Debian package steward_<version>_amd64.deb with dpkg-deb, offline: the static release binary, the
-# systemd unit and its sysusers.d user, /etc/steward/steward.ini as a conffile, the migrations, the reserved
+# systemd unit and its template for one instance per project (steward@.service), their sysusers.d user, /etc/steward/steward.ini as a conffile, the migrations, the reserved
 # usernames, the man pages and bash completion (both written by the binary from its own tables), copyright and
 # changelog. Depends is computed by dpkg-shlibdeps from the binary's NEEDED libraries; the libraries Steward
 # opens on first use (ICU for username-check, libcurl for HTTP) are Recommends.
@@ -35,8 +35,12 @@ strip --strip-unneeded --remove-section=.comment --remove-section=.note "$pkg/us
 "$pkg/usr/bin/steward" version | grep -qx "steward $(sed -n 's/^ *static let version = "\(.*\)"$/\1/p' Sources/steward/Steward.swift)"
 
 # The unit, pointing at the packaged binary; the user it runs as.
-sed -e 's|/usr/local/bin/steward|/usr/bin/steward|g' -e 's|^Documentation=.*|Documentation=man:steward(1) man:steward.ini(5)|' systemd/steward.service > "$pkg/lib/systemd/system/steward.service"
-chmod 644 "$pkg/lib/systemd/system/steward.service"
+# The template unit beside it: one instance per project (steward@NAME reads /etc/steward/NAME.ini).
+for unit in steward.service steward@.service; do
+    sed -e 's|/usr/local/bin/steward|/usr/bin/steward|g' -e 's|^Documentation=.*|Documentation=man:steward(1) man:steward.ini(5)|' \
+        "systemd/$unit" > "$pkg/lib/systemd/system/$unit"
+    chmod 644 "$pkg/lib/systemd/system/$unit"
+done
 install -m 644 systemd/steward.sysusers "$pkg/usr/lib/sysusers.d/steward.conf"
 
 # The sysusers.d line must create the user and group systemd-sysusers would (tried on an empty root).
@@ -135,9 +139,14 @@ CONTROL
 unit_check=$stage/unit
 mkdir -p "$unit_check"
 sed "s|/usr/bin/steward|$pkg/usr/bin/steward|g" "$pkg/lib/systemd/system/steward.service" > "$unit_check/steward.service"
-if ! verify=$(MANPATH=$pkg/usr/share/man systemd-analyze verify "$unit_check/steward.service" 2>&1) || [ -n "$verify" ]; then
-    echo "package: systemd-analyze verify steward.service:" >&2; echo "$verify" >&2; exit 1
-fi
+# The template is verified as an instance (systemd-analyze cannot verify a bare template).
+sed "s|/usr/bin/steward|$pkg/usr/bin/steward|g" "$pkg/lib/systemd/system/steward@.service" > "$unit_check/steward@.service"
+ln -s steward@.service "$unit_check/steward@package-check.service"
+for unit in steward.service steward@package-check.service; do
+    if ! verify=$(cd "$unit_check" && MANPATH=$pkg/usr/share/man systemd-analyze verify "$unit_check/$unit" 2>&1) || [ -n "$verify" ]; then
+        echo "package: systemd-analyze verify $unit:" >&2; echo "$verify" >&2; exit 1
+    fi
+done
 
 mkdir -p "$out"
 dpkg-deb --root-owner-group -Zxz -z1 --build "$pkg" "$deb" >/dev/null

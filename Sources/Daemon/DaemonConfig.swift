@@ -13,7 +13,22 @@ public enum DaemonConfig {
                                                   takes: "an absolute path ending in .prom",
                                                   defaultText: "unset (metrics only through steward ctl metrics)")
     public static let metricsInterval = ConfigKey("metrics", "interval", .seconds(1...86400), default: 15, takes: "seconds from 1 to 86400")
-    public static let metricsSection = ConfigSection("metrics", keys: [metricsTextfile, metricsInterval])
+    /// The label `project="<name>"` on every metric, so the daemons of many projects (steward@.service sets it to the
+    /// instance name) share one set of rules; unset, the metrics carry no project label.
+    public static let metricsProject = ConfigKey("metrics", "project", ConfigValueType<String>.nonEmpty.checked { isProjectLabel($0) ? nil : .form("a project name") }.optional,
+                                                 default: nil,
+                                                 takes: "a project name for the label project=\"…\" on every metric (letters, digits, . _ - @, at most 128)",
+                                                 defaultText: "unset (no project label; steward@.service sets it to the instance name)",
+                                                 environment: "STEWARD_PROJECT")
+    public static let metricsSection = ConfigSection("metrics", keys: [metricsTextfile, metricsInterval, metricsProject])
+
+    /// A label value that needs no escaping in Prometheus' text format and reads as a name (as systemd instance names do).
+    static func isProjectLabel(_ value: String) -> Bool {
+        value.utf8.count <= 128 && value.utf8.allSatisfy { byte in
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || Array(".-_@".utf8).contains(byte)
+        }
+    }
 
     /// How often a standby asks for the leader's lock; read at start.
     public static let leaderPoll = ConfigKey("daemon", "leader_poll", .seconds(0.1...60), default: 2, takes: "seconds from 0.1 to 60",

@@ -7,9 +7,10 @@ enum MetricsRenderer {
     static func render(_ coordinator: Coordinator) -> String {
         let s = coordinator.state.withLock { $0 }
         var out = ""
+        let project = s.settings.config[DaemonConfig.metricsProject]
         func metric(_ name: String, _ help: String, _ type: String, _ samples: [(String, Double)]) {
             out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
-            for (labels, value) in samples { out += name + labels + " " + format(value) + "\n" }
+            for (labels, value) in samples { out += name + withProject(labels, project) + " " + format(value) + "\n" }
         }
         func job(_ name: String) -> String { "{job=\"\(name)\"}" }
         let jobs = s.settings.jobs.map(\.settings.name)
@@ -48,6 +49,15 @@ enum MetricsRenderer {
         metric("steward_job_missed_slots_total", "slots missed since this instance started", "counter",
                jobs.map { (job($0), Double(s.missed[$0] ?? 0)) })
         return out
+    }
+
+    /// `labels` with `project="<name>"` first when a project is set (`[metrics] project`, `STEWARD_PROJECT`), so the
+    /// daemons of many projects (steward@.service) share one set of rules; unchanged without one. The name is
+    /// checked when the configuration is read (no character that needs escaping).
+    static func withProject(_ labels: String, _ project: String?) -> String {
+        guard let project else { return labels }
+        let own = "project=\"\(project)\""
+        return labels.isEmpty ? "{\(own)}" : "{\(own)," + labels.dropFirst()
     }
 
     static func format(_ value: Double) -> String {

@@ -17,9 +17,16 @@ enum BashCompletion {
         for first in firstWords {
             let seconds = commands.compactMap { spec -> String? in
                 let words = spec.name.split(separator: " ")
-                return words.count == 2 && words[0] == first ? String(words[1]) : nil
+                return words.count >= 2 && words[0] == first ? String(words[1]) : nil
             }
-            if !seconds.isEmpty { secondWords += "        \(first)) words=\"\(seconds.joined(separator: " "))\" ;;\n" }
+            if !seconds.isEmpty { secondWords += "        \(first)) words=\"\(orderedUnique(seconds).joined(separator: " "))\" ;;\n" }
+        }
+        // Three-word commands (`fleet job run`): the third word after the first two.
+        var thirdWords = ""
+        for spec in commands {
+            let words = spec.name.split(separator: " ")
+            guard words.count == 3 else { continue }
+            thirdWords += "        \"\(words[0]) \(words[1])\") words=\"\(words[2])\" ;;\n"
         }
         let valueOptions = orderedUnique(commands.flatMap { $0.options.filter { $0.valueName != nil }.map { "--" + $0.name } })
         let fileOptions = ["--config", "--out"].filter { valueOptions.contains($0) }
@@ -57,6 +64,17 @@ enum BashCompletion {
                 command="$command ${COMP_WORDS[2]}"
                 next=3
             fi
+            words=""
+            case "$command" in
+        \(thirdWords)    esac
+            if [ -n "$words" ]; then
+                if [ "$COMP_CWORD" -eq 3 ]; then
+                    COMPREPLY=($(compgen -W "$words" -- "$cur"))
+                    return
+                fi
+                command="$command ${COMP_WORDS[3]}"
+                next=4
+            fi
             case "$prev" in
                 \(fileList))
                     COMPREPLY=($(compgen -f -- "$cur"))
@@ -78,7 +96,7 @@ enum BashCompletion {
                 return
             fi
             case "$command" in
-                "job run")
+                "job run"|"fleet job run")
                     [ "$COMP_CWORD" -eq "$next" ] && COMPREPLY=($(compgen -W "\(jobs)" -- "$cur")) ;;
                 ctl)
                     if [ "$COMP_CWORD" -eq "$next" ]; then

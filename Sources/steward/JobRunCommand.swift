@@ -2,6 +2,7 @@ import OutputText
 import CLI
 import FoundationEssentials
 import Glibc
+import Daemon
 import Config
 import Jobs
 import StewardLog
@@ -40,26 +41,10 @@ enum JobRunCommand: StewardCommand {
         guard let configured = settings.jobs.first(where: { $0.settings.name == name }) else {
             throw UsageError(command: spec.name, message: "no job \(name) (known: \(JobCatalog.steward.all.map { $0.name }.joined(separator: ", ")))")
         }
-        let target = try context.connectionTarget()
-        let logger = context.logger
-        let session = DatabaseSession(target, label: "job", logger: logger.named("postgres"),
-                                      connectTimeoutSeconds: settings.config[DatabaseConfig.connectTimeout], settings: JobSessionLimits.settings)
-        try await session.run { c in
-            try c.requireSessionState()
-            try HistoryStore(connection: c).prepareLocked(logger: logger.named("migrations"))
-        }
         let dryRun = context.arguments.flag("dry-run")
-        let runner = JobRunner(session: session, host: settings.host, pid: Int(getpid()), logger: logger.named("jobs"),
-                               progressIntervalSeconds: settings.config[JobsConfig.progressInterval])
-        let force = context.arguments.flag("force")
-        let progress = JobProgress()
-        // On a terminal, a live line shows the run's phase and progress on standard error; none otherwise.
-        let outcome = await ProgressLine(job: name, progress: progress, logger: logger)
-            .drawing(enabled: ProgressLine.standardErrorIsTerminal) {
-                await runner.execute(configured.job, settings: configured.settings, scheduledFor: nil, trigger: .manual, dryRun: dryRun,
-                                     force: force, progress: progress)
-            }
-        await session.reset()
+        let outcome = try await execute(configured, settings: settings, target: try context.connectionTarget(), dryRun: dryRun,
+                                        force: context.arguments.flag("force"), logger: context.logger,
+                                        progressLine: ProgressLine.standardErrorIsTerminal)
         if context.json {
             Output.print(JSON.object([
                 ("job", .string(name)), ("status", .string(outcome.status.rawValue)), ("dry_run", .bool(dryRun)),
@@ -79,5 +64,29 @@ enum JobRunCommand: StewardCommand {
         case .failed: return .failure
         case .skipped: return .temporaryFailure
         }
+    }
+
+    /// One manual run of `configured` against `target`, with the job's lock and history (shared with `fleet job run`).
+    /// `progressLine`: draw the live line on standard error while it runs.
+    static func execute(_ configured: JobCatalog.Configured, settings: DaemonSettings, target: ConnectionString, dryRun: Bool, force: Bool,
+                        logger: Logger, progressLine: Bool) async throws -> JobRunner.Outcome {
+        let name = configured.settings.name
+        let session = DatabaseSession(target, label: "job", logger: logger.named("postgres"),
+                                      connectTimeoutSeconds: settings.config[DatabaseConfig.connectTimeout], settings: JobSessionLimits.settings)
+        try await session.run { c in
+            try c.requireSessionState()
+            try HistoryStore(connection: c).prepareLocked(logger: logger.named("migrations"))
+        }
+        let runner = JobRunner(session: session, host: settings.host, pid: Int(getpid()), logger: logger.named("jobs"),
+                               progressIntervalSeconds: settings.config[JobsConfig.progressInterval])
+        let progress = JobProgress()
+        // On a terminal, a live line shows the run's phase and progress on standard error; none otherwise.
+        let outcome = await ProgressLine(job: name, progress: progress, logger: logger)
+            .drawing(enabled: progressLine) {
+                await runner.execute(configured.job, settings: configured.settings, scheduledFor: nil, trigger: .manual, dryRun: dryRun,
+                                     force: force, progress: progress)
+            }
+        await session.reset()
+        return outcome
     }
 }

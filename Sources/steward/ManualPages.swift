@@ -1,5 +1,6 @@
 import CLI
 import Config
+import Fleet
 import FoundationEssentials
 import Jobs
 
@@ -22,6 +23,7 @@ enum ManualPages {
         "STEWARD_MIGRATIONS_DIR": "The migrations folder when --migrations is not given; beats [migrations] dir.",
         "STEWARD_LOG_LEVEL": "The log level when --log-level is not given; beats [log] level.",
         "STEWARD_CONTROL_SOCKET": "The control socket path when --socket is not given; beats [control] socket.",
+        "STEWARD_PROJECT": "The project label on every metric (project=\"NAME\"); beats [metrics] project. steward@.service sets it to the instance name.",
         "NOTIFY_SOCKET": "Set by systemd for Type=notify services: steward run reports READY=1, STATUS=, STOPPING=1 there.",
         "WATCHDOG_USEC": "Set by systemd with WatchdogSec=: steward run sends WATCHDOG=1 every half of it.",
         "WATCHDOG_PID": "Set by systemd with the watchdog: the process the watchdog is meant for.",
@@ -37,6 +39,11 @@ enum ManualPages {
         ("/usr/share/steward/optional", "Opt-in migration folders (username-enforcement, storage-hardening, avatar-integrity)."),
         ("/usr/share/steward/reserved-usernames.txt", "The built-in reserved usernames, one a line."),
         ("/lib/systemd/system/steward.service", "The systemd unit (Type=notify, user steward)."),
+        ("/lib/systemd/system/steward@.service", """
+            The template unit, one instance per project: steward@NAME reads /etc/steward/NAME.ini and the password \
+            /etc/steward/NAME.password, has its own control socket /run/steward/NAME/control.sock and state directory \
+            /var/lib/steward/NAME, and labels every metric project="NAME".
+            """),
         ("/usr/lib/sysusers.d/steward.conf", "Creates the steward system user and group."),
     ]
 
@@ -114,6 +121,15 @@ enum ManualPages {
                                  ?? (key.appliesOnReload ? nil : "Read at start: a reload that changes it says so and keeps the running value until a restart."))
             }
         }
+        page += ".SH \"[target.NAME]\"\n"
+        page += Roff.paragraphs("""
+        One section per project of a fleet, for steward fleet status, migrate, verify and job run. NAME is letters, \
+        digits, . _ or -. Stages run in the order [fleet] stages lists them; --migrations and --include on the command \
+        line apply to every target. A config without targets is a single project, as before.
+        """) + "\n"
+        for key in FleetConfig.targetKeys.sorted(by: { $0.name < $1.name }) {
+            page += keyEntry(key.name, takes: key.takes, default: key.defaultText)
+        }
         page += ".SH \"[job.NAME]\"\n"
         page += Roff.paragraphs("One section per job; every job takes these keys, and the keys of its own below.") + "\n"
         for key in JobSettings.common.sorted(by: { $0.name < $1.name }) {
@@ -154,10 +170,10 @@ extension ExitCode {
     var meaning: String {
         switch self {
         case .ok: "Success (whatever a job found, unless --fail-on-findings)."
-        case .failure: "The command failed: a statement, a lock, a file, or the daemon refused."
-        case .drift: "Drift or differences found (status, verify, adopt), new findings with --fail-on-findings, or an Apple secret close to expiry."
+        case .failure: "The command failed: a statement, a lock, a file, or the daemon refused; fleet migrate, verify and job run: a target failed (named in the table)."
+        case .drift: "Drift or differences found (status, verify, adopt), new findings with --fail-on-findings, or an Apple secret close to expiry; fleet status: some target has pending or blocked files or drift; fleet verify: some target drifts."
         case .usage: "The command line was wrong."
-        case .unavailable: "The database, or the daemon's control socket, could not be reached."
+        case .unavailable: "The database, or the daemon's control socket, could not be reached; fleet commands: some target could not be reached or refused the password (and none failed otherwise)."
         case .temporaryFailure: "Another run of the job holds the lock, or the daemon did not answer in time; try again later."
         case .config: "The configuration is wrong: the message names file:line and key."
         }

@@ -52,6 +52,16 @@ enum MigrateCommand: BlockingStewardCommand {
     static func run(_ context: CommandContext) throws -> ExitCode { try runBlocking(context) }
 
     static func runBlocking(_ context: CommandContext) throws -> ExitCode {
+        let options = try migratorOptions(context, command: spec.name)
+        let source = try context.migrationSource(deferParsing: true)
+        let connection = try Self.connecting(source) { try context.connect() }
+        let report = try Migrator(connection: connection, source: source, logger: context.logger.named("migrations"))
+            .migrate(options: options)
+        return print(report, json: context.json)
+    }
+
+    /// The migrator's options from the flags and the config, the lint gate included (shared with `fleet migrate`).
+    static func migratorOptions(_ context: CommandContext, command: String) throws -> Migrator.Options {
         var options = Migrator.Options()
         options.dryRun = context.arguments.flag("dry-run")
         options.adopt = context.arguments.flag("adopt")
@@ -60,7 +70,7 @@ enum MigrateCommand: BlockingStewardCommand {
         options.lockWaitSeconds = context.config[MigrationsConfig.lockWait]
         if let wait = context.arguments.value("lock-wait") {
             guard let seconds = ConfigNumber.seconds(wait, in: 0...86400) else {
-                throw UsageError(command: spec.name, message: "--lock-wait takes a number of seconds from 0 to 86400")
+                throw UsageError(command: command, message: "--lock-wait takes a number of seconds from 0 to 86400")
             }
             options.lockWaitSeconds = seconds
         }
@@ -68,7 +78,7 @@ enum MigrateCommand: BlockingStewardCommand {
                                             budgetSeconds: context.config[MigrationsConfig.lockRetryBudget])
         if let budget = context.arguments.value("lock-retry-budget") {
             guard let seconds = ConfigNumber.seconds(budget, in: 0...86400) else {
-                throw UsageError(command: spec.name, message: "--lock-retry-budget takes a number of seconds from 0 to 86400")
+                throw UsageError(command: command, message: "--lock-retry-budget takes a number of seconds from 0 to 86400")
             }
             options.lockRetry.budgetSeconds = seconds
         }
@@ -85,13 +95,12 @@ enum MigrateCommand: BlockingStewardCommand {
                     + ": \(finding.detail); instead: \(finding.alternative)"
             }, summary: report.text)
         }
+        return options
+    }
 
-        let source = try context.migrationSource(deferParsing: true)
-        let connection = try Self.connecting(source) { try context.connect() }
-        let report = try Migrator(connection: connection, source: source, logger: context.logger.named("migrations"))
-            .migrate(options: options)
-
-        if context.json {
+    /// Prints what `migrate` did (or would do) and returns its exit code.
+    static func print(_ report: Migrator.Report, json: Bool) -> ExitCode {
+        if json {
             Output.print(JSON.object([
                 ("dry_run", .bool(report.dryRun)),
                 ("already_applied", .number(Double(report.alreadyApplied))),
@@ -150,7 +159,7 @@ enum MigrateCommand: BlockingStewardCommand {
     }
 
     /// Runs `connect`; when it fails, a bad file is reported in its place, as when every file was parsed up front.
-    private static func connecting<T>(_ source: MigrationSource, _ connect: () throws -> T) throws -> T {
+    static func connecting<T>(_ source: MigrationSource, _ connect: () throws -> T) throws -> T {
         do {
             return try connect()
         } catch {

@@ -11,15 +11,16 @@ struct Steward {
     static let commands: [any StewardCommand.Type] = [
         MigrateCommand.self, LintCommand.self, StatusCommand.self, VerifyCommand.self, RunCommand.self, JobRunCommand.self,
         CtlCommand.self, ConfigCheckCommand.self, AppleSecretStatusCommand.self, AppleSecretGenerateCommand.self,
-        AdviseCommand.self,
+        AdviseCommand.self, FleetStatusCommand.self, FleetMigrateCommand.self, FleetVerifyCommand.self, FleetJobRunCommand.self,
     ]
 
     static func main() async {
         signal(SIGPIPE, SIG_IGN)
         var arguments = Array(CommandLine.arguments.dropFirst())
         var name = arguments.isEmpty ? "help" : arguments.removeFirst()
-        // Two-word commands: `job run`, `config check`.
-        if let next = arguments.first, commands.contains(where: { $0.spec.name == "\(name) \(next)" }) {
+        // Commands of two or three words: `job run`, `config check`, `fleet job run`.
+        while let next = arguments.first,
+              commands.contains(where: { $0.spec.name == "\(name) \(next)" || $0.spec.name.hasPrefix("\(name) \(next) ") }) {
             name += " " + arguments.removeFirst()
         }
         // Before the first `await`: a blocking command runs right here, on the main thread.
@@ -80,17 +81,20 @@ struct Steward {
 
         """
         for command in commands {
-            text += "  " + command.spec.name.padding(13) + command.spec.abstract + "\n"
+            text += "  " + command.spec.name.padding(15) + command.spec.abstract + "\n"
         }
         text += """
-          help         Show help for a command: steward help migrate, steward help job run
-          version      Print the version.
+          help           Show help for a command: steward help migrate, steward help job run
+          version        Print the version.
 
         The database URL comes from --database-url, else STEWARD_DATABASE_URL, else [database] url in --config.
         Use the direct connection (port 5432) or the session pooler; the transaction pooler (port 6543) is refused.
 
-        Exit codes: 0 ok, 1 failure, 2 drift or differences found, 64 usage, 69 database unreachable,
-        75 another run of the job is in progress, 78 config error.
+        Many projects: the fleet commands act on every [target.NAME] of --config, stage by stage (see steward help fleet migrate).
+
+        Exit codes: 0 ok, 1 failure (fleet: a target failed), 2 drift or differences found (fleet status: pending or
+        drift at some target), 64 usage, 69 database unreachable (fleet: some target), 75 another run of the job is
+        in progress, 78 config error.
         """
         return text
     }

@@ -2,6 +2,7 @@ import SecurityAdvisor
 import AppleSecret
 import Config
 import Daemon
+import Fleet
 import Jobs
 import Lint
 import Migrations
@@ -44,5 +45,6 @@ extension ConfigSchema {
         DaemonConfig.daemonSection,
         AppleConfig.section,
         AdvisorConfig.section,
-    ], families: ["job"])
+        FleetConfig.section,
+    ], families: ["job", "target"])
 }

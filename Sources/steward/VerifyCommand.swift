@@ -4,6 +4,7 @@ import StewardLog
 import Migrations
 import SupabaseProject
 import OutputText
+import Postgres
 
 /// `steward verify`: checks the live database still matches the applied migrations.
 enum VerifyCommand: StewardCommand {
@@ -30,13 +31,8 @@ enum VerifyCommand: StewardCommand {
         // A file migrate would refuse is shown, not a reason to refuse the whole check.
         let (source, invalid) = try context.migrationSource(deferParsing: true).parsedWhereValid()
         let connection = try context.connect()
-        try connection.requireSessionState()
-        var report = try Verifier(connection: connection, source: source, advisor: SupabaseAdvisor(), shadowServer: try context.shadowServer(),
-                                  logger: context.logger.named("verify")).verify()
-        // Drift between Steward's history and the Supabase CLI's, which the CLI itself cannot see.
-        var options = Migrator.Options()
-        options.supabaseHistory = MigrationsConfig.historyMode(context.config)
-        report.differences += try Migrator(connection: connection, source: source, logger: context.logger).status(options: options).historyDrift
+        let report = try verify(connection, source: source, shadowServer: try context.shadowServer(),
+                                supabaseHistory: MigrationsConfig.historyMode(context.config), logger: context.logger)
         if context.json {
             Output.print(JSON.object([
                 ("ok", .bool(report.differences.isEmpty)),
@@ -73,5 +69,19 @@ enum VerifyCommand: StewardCommand {
             Output.print(text)
         }
         return report.differences.isEmpty ? .ok : .drift
+    }
+
+    /// Compares the live catalog with the applied migrations, and Steward's history with the Supabase CLI's (shared
+    /// with `fleet verify`).
+    static func verify(_ connection: Connection, source: MigrationSource, shadowServer: ConnectionString?, supabaseHistory: SupabaseHistoryMode,
+                       logger: Logger) throws -> Verifier.Report {
+        try connection.requireSessionState()
+        var report = try Verifier(connection: connection, source: source, advisor: SupabaseAdvisor(), shadowServer: shadowServer,
+                                  logger: logger.named("verify")).verify()
+        // Drift between Steward's history and the Supabase CLI's, which the CLI itself cannot see.
+        var options = Migrator.Options()
+        options.supabaseHistory = supabaseHistory
+        report.differences += try Migrator(connection: connection, source: source, logger: logger).status(options: options).historyDrift
+        return report
     }
 }

@@ -33,8 +33,8 @@ struct ManualPageTests {
         for line in commandsBlock.split(separator: "\n") {
             let words = line.split(separator: " ").map(String.init)
             guard let first = words.first, first != "help", first != "version" else { continue }
-            // Two-word commands print as "job run", "config check", "apple-secret status".
-            let name = words.count > 1 && !words[1].first!.isUppercase ? "\(first) \(words[1])" : first
+            // Commands of two or three words print as "job run", "config check", "fleet job run"; the abstract starts upper case.
+            let name = words.prefix { !$0.first!.isUppercase }.joined(separator: " ")
             let help = try StewardProcess.run(["help"] + name.split(separator: " ").map(String.init))
             #expect(help.exitCode == 0, "steward help \(name)")
             let flags = help.stdout.components(separatedBy: "Options:\n").last!.split(separator: "\n")
@@ -124,6 +124,11 @@ struct ManualPageTests {
                 keys += 1
             }
         }
+        // The keys of a fleet's [target.NAME] sections, as config check refuses an unknown one.
+        let targetKeys = try Self.knownList("[target.a]\nurl = postgresql://h/a\nno_such_key = 1\n", in: folder)
+        #expect(targetKeys.count >= 5, "target keys: \(targetKeys)")
+        let targets = entries("[target.NAME]") ?? ""
+        for key in targetKeys { #expect(targets.contains(".TP\n.B \(key)\n"), "steward.ini(5) lacks [target.NAME] \(key)") }
         #expect(keys > 50, "keys checked: \(keys)")
     }
 
@@ -162,6 +167,13 @@ struct ManualPageTests {
             (["steward", "ctl", "pause", "or"], ["orphan-avatars"], []),
             (["steward", "config", "check", "--config", folder + "/sta"], [folder + "/staging.ini", folder + "/standby.ini"], []),
             (["steward", "apple-secret", ""], ["status", "generate"], []),
+            (["steward", "fl"], ["fleet"], []),
+            (["steward", "fleet", ""], ["status", "migrate", "verify", "job"], ["run"]),
+            (["steward", "fleet", "job", ""], ["run"], []),
+            (["steward", "fleet", "job", "run", "us"], ["username-check"], []),
+            (["steward", "fleet", "job", "run", "prune-history", "--st"], ["--stage"], ["--adopt"]),
+            (["steward", "fleet", "migrate", "--"], ["--stage", "--parallel", "--continue-on-error", "--dry-run", "--config"], ["--database-url", "--adopt"]),
+            (["steward", "fleet", "status", "--"], ["--json", "--parallel"], ["--continue-on-error"]),
         ]
         for (line, expected, absent) in cases {
             let words = line.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
