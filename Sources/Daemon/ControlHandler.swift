@@ -1,4 +1,5 @@
 import OutputText
+import StewardJSON
 import Control
 import FoundationEssentials
 import Glibc

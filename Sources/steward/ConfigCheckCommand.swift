@@ -2,6 +2,7 @@ import CLI
 import FoundationEssentials
 import StewardLog
 import OutputText
+import StewardJSON
 
 /// `steward config check`: validates a config file without starting anything.
 enum ConfigCheckCommand: StewardCommand {

@@ -3,7 +3,7 @@ import Config
 import Control
 import FoundationEssentials
 import StewardLog
-import OutputText
+import StewardJSON
 
 /// `steward ctl <command>`: the control-socket client.
 enum CtlCommand: StewardCommand {

@@ -3,6 +3,7 @@ import StewardLog
 import Migrations
 import SupabaseProject
 import OutputText
+import StewardJSON
 
 /// `steward verify`: checks the live database still matches the applied migrations.
 enum VerifyCommand: StewardCommand {

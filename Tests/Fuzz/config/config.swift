@@ -1,4 +1,4 @@
-// fuzz-modules: FileSystem OutputText StewardLog Config
+// fuzz-modules: FileSystem OutputText StewardJSON StewardLog Config
 import Config
 
 /// libFuzzer entry: file bytes → the strict INI reader → every key's checks; plus the secret-file content check.
