@@ -95,7 +95,8 @@ let package = Package(
         // Fixtures shared by every test target: the real database, the built binary.
         .target(name: "TestSupport", dependencies: ["OutputText", "StewardJSON", "Postgres", "StewardLog", "HTTP", "Storage"], path: "Tests/TestSupport"),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestSupport"]),
-        .testTarget(name: "MigrationsTests", dependencies: ["Migrations", "Postgres", "SQLParser", "LibCrypto", "StewardDatabase", "SupabaseProject", "TestSupport"],
+        .testTarget(name: "StewardDatabaseTests", dependencies: ["StewardDatabase", "Migrations", "Postgres", "TestSupport"], exclude: ["Fixtures"]),
+        .testTarget(name: "MigrationsTests", dependencies: ["Migrations", "Postgres", "SQLParser", "LibCrypto", "SupabaseProject", "TestSupport"],
                     exclude: ["Fixtures"]),
         .testTarget(name: "LintTests", dependencies: ["Lint", "Migrations", "Postgres", "TestSupport"]),
         .testTarget(name: "ConfigTests", dependencies: ["OutputText", "StewardJSON", "Config", "CLI", "Jobs", "StewardLog", "Scheduler", "Control", "TestSupport", "steward",
