@@ -6,7 +6,7 @@ internal import CSystem
 import FoundationEssentials
 import StewardLog
 import Synchronization
-import OutputText
+import StewardJSON
 
 /// The poll loop behind `ControlServer`: accepts, reads one line per client within the limits, answers it at once
 /// when `immediate` can, else hands it on, and writes the reply back when it comes.

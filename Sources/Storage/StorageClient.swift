@@ -2,6 +2,7 @@ import FoundationEssentials
 import HTTP
 import StewardLog
 import OutputText
+import StewardJSON
 
 /// The Storage REST API (reference section 4) as Steward uses it: delete many, delete one, list, upload,
 /// download, get bucket. Retries network errors, 429, 5xx and the body's statusCode 503/423; reads errors from the

@@ -1,4 +1,5 @@
 import OutputText
+import StewardJSON
 import Config
 import Control
 import Foundation
