@@ -15,7 +15,7 @@ extension OrphanAvatarsJob {
 
     /// `keep_prefixes` as `like` patterns (`\`, `%` and `_` taken literally).
     var keepPatterns: [String] {
-        keepPrefixes.map { $0.replacing("\\", with: "\\\\").replacing("%", with: "\\%").replacing("_", with: "\\_") + "%" }
+        settings.keepPrefixes.map { $0.replacing("\\", with: "\\\\").replacing("%", with: "\\%").replacing("_", with: "\\_") + "%" }
     }
 
     /// What the scan found in one bucket.
@@ -62,7 +62,7 @@ extension OrphanAvatarsJob {
             try createCandidates(c)
             try keepQueryNamed(c)
             // The rule that decides: a candidate any reference value mentions, in any form, stays.
-            _ = try MentionPass.keepMentioned(c, halves: try MentionPass.halves(c, references, plain: plain), open: open)
+            _ = try MentionPass.keepMentioned(c, halves: try MentionPass.halves(c, settings.references, plain: plain), open: open)
             if indexed { _ = try c.execute("create index orphan_candidates_key on steward.orphan_candidates (bucket, name)") }
             try ScanTables.analyze(c, "steward.orphan_candidates")
             return try countBuckets(c)
@@ -71,7 +71,7 @@ extension OrphanAvatarsJob {
 
     /// The anti-join: `steward.orphan_candidates` (`candidates.sql`).
     func createCandidates(_ c: Connection) throws {
-        _ = try c.query("\(unescaped: EmbeddedSQL.candidates)", [buckets, graceSeconds, keepPatterns, ObjectReference.longestDeletableName])
+        _ = try c.query("\(unescaped: EmbeddedSQL.candidates)", [settings.buckets, settings.graceSeconds, keepPatterns, ObjectReference.longestDeletableName])
     }
 
     /// A name with `?` may be a URL's name and query read together: such candidates are looked up among the
@@ -88,7 +88,7 @@ extension OrphanAvatarsJob {
 
     /// What the scan found in each bucket, in the order of `buckets` (`bucket-counts.sql`).
     func countBuckets(_ c: Connection) throws -> [BucketScan] {
-        try c.query("\(unescaped: Self.bucketCounts)", [buckets]).rows.map { row in
+        try c.query("\(unescaped: Self.bucketCounts)", [settings.buckets]).rows.map { row in
             BucketScan(bucket: try row.decode(String.self, at: 0), objects: try row.decode(Int64.self, at: 1), unowned: try row.decode(Int64.self, at: 2),
                        candidates: try row.decode(Int64.self, at: 3), bytes: try row.decode(Int64.self, at: 4),
                        unreferenced: try row.decode(Int64.self, at: 5), mentioned: try row.decode(Int64.self, at: 7),
@@ -101,7 +101,7 @@ extension OrphanAvatarsJob {
     /// Up to `size` candidates of `bucket` after the name `after`, in name order, that storage.objects still holds
     /// past the grace (an object deleted or overwritten since the scan is left out).
     func candidatePage(_ c: Connection, bucket: String, after: String, size: Int) throws -> [Candidate] {
-        try c.query("\(unescaped: EmbeddedSQL.candidatePage)", [bucket, after, graceSeconds, size]).rows.map { row in
+        try c.query("\(unescaped: EmbeddedSQL.candidatePage)", [bucket, after, settings.graceSeconds, size]).rows.map { row in
             Candidate(name: try row.decode(String.self, at: 0), size: try row.decode(Int64.self, at: 1),
                       owner: try row.decode(String?.self, at: 2), createdAt: try row.decode(Double?.self, at: 3))
         }

@@ -87,19 +87,8 @@ public struct OrphanAvatarsJob: Job {
     /// Off unless the Storage API is configured.
     public static func enabledByDefault(_ config: StewardConfig) -> Bool { config[StorageConfig.url] != nil && config[StorageConfig.serviceKeyFile] != nil }
 
-    let buckets: [String]
-    let graceSeconds: Double
-    let batchSize: Int
-    let maxFraction: Double
-    let maxPerRun: Int
-    let keepPrefixes: [String]
-    let references: [(schema: String, table: String, column: String)]
-    let fence: Bool
-    /// Configured fence timings in seconds (nil: auto, from the API roles' timeouts).
-    let fenceWait: Double?
-    let fenceRequestTimeout: Double?
-    let storageURL: String?
-    let keyFile: String?
+    /// The job's keys and `[storage]`, as read once.
+    let settings: Settings
 
     /// For a test that must delete objects younger than an hour (live-traffic suite): read by debug builds only, so
     /// no environment can take a release binary under the one-hour grace; a finite, non-negative number of seconds.
@@ -120,20 +109,7 @@ public struct OrphanAvatarsJob: Job {
         #endif
     }()
 
-    public init(settings: Settings) {
-        buckets = settings.buckets
-        graceSeconds = settings.graceSeconds
-        batchSize = settings.batchSize
-        maxFraction = settings.maxFraction
-        maxPerRun = settings.maxPerRun
-        keepPrefixes = settings.keepPrefixes
-        references = settings.references
-        fence = settings.fence
-        fenceWait = settings.fenceWait
-        fenceRequestTimeout = settings.fenceRequestTimeout
-        storageURL = settings.storageURL
-        keyFile = settings.keyFile
-    }
+    public init(settings: Settings) { self.settings = settings }
 
     /// Why a run stopped on purpose (safety brake, missing configuration).
     struct Refusal: Error, CustomStringConvertible { let description: String }

@@ -23,8 +23,8 @@ extension OrphanAvatarsJob {
         try await reportCandidates(totals, context, into: &summary)
         try applyBrake(perBucket, context, into: &summary)
         let dangling = try await findDangling(perBucket, context)
-        let tables = Set(zip(references, relations).filter { $0.1.carriesXmin }.map { "\($0.0.schema).\($0.0.table)" })
-        let deleter = AvatarDeleter(references: references, fence: fence, fenceWaitMilliseconds: Int((budget.wait * 1000).rounded()),
+        let tables = Set(zip(settings.references, relations).filter { $0.1.carriesXmin }.map { "\($0.0.schema).\($0.0.table)" })
+        let deleter = AvatarDeleter(references: settings.references, fence: settings.fence, fenceWaitMilliseconds: Int((budget.wait * 1000).rounded()),
                                     fenceRequestTimeout: budget.requestTimeout, tables: tables, scannedSince: scan.since)
         let tally = try await deleteCandidates(context, totals: totals, deleter: deleter, storage: storage)
         try await report(tally, totals: totals, dangling: dangling, budget: budget, context, storage: storage, into: &summary)
@@ -35,7 +35,7 @@ extension OrphanAvatarsJob {
 
     /// The Storage API's client, with the service key read from its file.
     func openStorage(_ context: JobContext) throws -> StorageSession {
-        guard let storageURL, let keyFile else {
+        guard let storageURL = settings.storageURL, let keyFile = settings.keyFile else {
             throw Refusal(description: "the Storage API is not configured: set [storage] url and service_key_file (or --storage-url, --service-key-file)")
         }
         let key = try StewardConfig.readSecret(path: keyFile, what: "storage service key")
@@ -45,8 +45,8 @@ extension OrphanAvatarsJob {
     /// How long the fence may wait and a request may take, from the API roles' timeouts when it is on.
     func fenceBudget(_ context: JobContext) async throws -> FenceBudget {
         // Without the fence no app write waits for a request: the API roles' timeouts do not bound it.
-        let limit = fence ? try await context.database.run { c in try FenceBudget.roleLimit(c) } : nil
-        let budget = FenceBudget(limit: limit?.seconds, limitSource: limit?.source, configuredWait: fenceWait, configuredRequestTimeout: fenceRequestTimeout)
+        let limit = settings.fence ? try await context.database.run { c in try FenceBudget.roleLimit(c) } : nil
+        let budget = FenceBudget(limit: limit?.seconds, limitSource: limit?.source, configuredWait: settings.fenceWait, configuredRequestTimeout: settings.fenceRequestTimeout)
         for reason in budget.capped { context.logger.warning("fence timing lowered to fit the API roles' timeouts", [("setting", reason)]) }
         return budget
     }
@@ -114,7 +114,7 @@ extension OrphanAvatarsJob {
 
     /// The safety brake (`SafetyBrake`): a real run stops; a dry run says what a real run would refuse.
     func applyBrake(_ perBucket: [BucketScan], _ context: JobContext, into summary: inout JobSummary) throws {
-        let brake = SafetyBrake(maxFraction: maxFraction, maxPerRun: maxPerRun)
+        let brake = SafetyBrake(maxFraction: settings.maxFraction, maxPerRun: settings.maxPerRun)
         let buckets = perBucket.map { SafetyBrake.Bucket(name: $0.bucket, objects: $0.objects, candidates: $0.candidates) }
         switch brake.decide(buckets, force: context.force, dryRun: context.dryRun) {
         case .proceed:
@@ -136,7 +136,7 @@ extension OrphanAvatarsJob {
             context.logger.debug("dangling references: every name the scan read found its object; none to look for")
             return (0, "")
         }
-        return try await ScanTables.run(context) { [buckets] c in try Self.danglingReferences(c, buckets: buckets) }
+        return try await ScanTables.run(context) { [buckets = settings.buckets] c in try Self.danglingReferences(c, buckets: buckets) }
     }
 
     /// Deletes the candidates a batch at a time (a dry run lists the first 200 instead), until done or a batch says
@@ -144,7 +144,7 @@ extension OrphanAvatarsJob {
     func deleteCandidates(_ context: JobContext, totals: ScanTotals, deleter: AvatarDeleter, storage: StorageSession) async throws -> DeletionTally {
         var tally = DeletionTally()
         context.progress.begin(context.dryRun ? "listing" : "deleting", total: totals.candidates)
-        buckets: for bucket in buckets {
+        buckets: for bucket in settings.buckets {
             if context.dryRun {
                 // The first 200 names of all buckets, in one page each.
                 guard tally.listed < 200 else { break }
@@ -159,7 +159,7 @@ extension OrphanAvatarsJob {
             // rewritten within the grace since the scan: left out).
             var after = ""
             while true {
-                let page = try await ScanTables.run(context) { [self, after] c in try candidatePage(c, bucket: bucket, after: after, size: batchSize) }
+                let page = try await ScanTables.run(context) { [self, after] c in try candidatePage(c, bucket: bucket, after: after, size: settings.batchSize) }
                 guard let last = page.last else { break }
                 after = last.name
                 let outcome = try await deleter.deleteBatch(page, bucket: bucket, runID: context.runID, db: context.database, storage: storage,
@@ -184,7 +184,7 @@ extension OrphanAvatarsJob {
         }
         // As the scan found them, unless this run deleted some objects since.
         let unowned = tally.deleted + tally.answerLost > 0
-            ? try await context.database.run { [buckets] c in try Self.unownedObjects(c, buckets: buckets) } : totals.unowned
+            ? try await context.database.run { [buckets = settings.buckets] c in try Self.unownedObjects(c, buckets: buckets) } : totals.unowned
         if dangling.count > 0 { log.warning("profiles point to objects that do not exist", [("count", String(dangling.count)), ("examples", dangling.examples)]) }
         // No owner: uploaded with the service role or by an anonymous client; Storage records neither's identity.
         if unowned > 0 { log.warning("objects with no owner (uploaded with the service role or anonymously)", [("count", String(unowned))]) }

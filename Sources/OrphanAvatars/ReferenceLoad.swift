@@ -21,7 +21,7 @@ extension OrphanAvatarsJob {
     /// Accepted: string types (and domains over them, which share their category), `json`, `jsonb`, and arrays of those.
     /// Returns what each reference's relation is (`ReferenceRelation`).
     func checkReferenceColumns(_ c: Connection) throws -> [ReferenceRelation] {
-        try references.map { reference in
+        try settings.references.map { reference in
             let rows = try c.query("\(unescaped: EmbeddedSQL.referenceColumns)", [reference.schema, reference.table, reference.column]).rows
             let name = "\(reference.schema).\(reference.table).\(reference.column)"
             guard let row = rows.first else {
@@ -81,7 +81,7 @@ extension OrphanAvatarsJob {
     /// the row's `ctid` (or its place in the read) and the value as text, nulls left out.
     func referenceSource(rowAddressed: [Bool]) throws -> String {
         // Names go in through SQLIdentifier; nothing here is bound, so the text can be placed inside the reading.
-        try references.enumerated().map { index, reference -> String in
+        try settings.references.enumerated().map { index, reference -> String in
             let column = try SQLIdentifier(reference.column)
             let table = try SQLIdentifier(reference.schema, reference.table)
             // A row without a ctid of its own is told apart by its place in the read instead (a tid all the same);
@@ -98,7 +98,7 @@ extension OrphanAvatarsJob {
     /// common URL, in parallel workers, and a marker row for every other value.
     func readCommonNames(_ c: Connection, source: String) throws {
         let reading = ObjectReference.readingSQL(source: source, buckets: "$1::text[]", longestName: ObjectReference.longestDeletableName)
-        _ = try c.query("create unlogged table steward.orphan_refs with (autovacuum_enabled = false) as \(unescaped: reading)", [buckets])
+        _ = try c.query("create unlogged table steward.orphan_refs with (autovacuum_enabled = false) as \(unescaped: reading)", [settings.buckets])
     }
 
     /// Values the common forms do not read: their names from the function, exact ones beside the rest; the ones not
