@@ -99,13 +99,8 @@ public struct INIFile: Sendable {
         self.entries = entries
     }
 
-    /// `text` without leading and trailing spaces and tabs.
-    static func trimmed(_ text: Substring) -> Substring {
-        var t = text
-        while let first = t.first, first == " " || first == "\t" { t = t.dropFirst() }
-        while let last = t.last, last == " " || last == "\t" { t = t.dropLast() }
-        return t
-    }
+    /// `text` without leading and trailing spaces and tabs (only those: other blanks are the value's).
+    static func trimmed(_ text: Substring) -> Substring { text.trimmed { $0 == " " || $0 == "\t" } }
 
     /// `text` up to an inline comment: a `;` preceded by a space or tab.
     static func strippingComment(_ text: Substring) -> Substring {

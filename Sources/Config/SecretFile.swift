@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import OutputText
 import StewardLog
 
 /// Reads secret files (passwords, service keys, tokens, `.p8` keys, client secrets) the way ssh and `.pgpass` would
@@ -75,10 +76,5 @@ public enum SecretFile {
 }
 
 extension String {
-    func trimmingASCIIWhitespace() -> String {
-        var s = Substring(self)
-        while let c = s.first, c == " " || c == "\t" || c == "\n" || c == "\r" || c == "\r\n" { s = s.dropFirst() }
-        while let c = s.last, c == " " || c == "\t" || c == "\n" || c == "\r" || c == "\r\n" { s = s.dropLast() }
-        return String(s)
-    }
+    func trimmingASCIIWhitespace() -> String { trimming(in: " \t\n\r\r\n") }
 }
