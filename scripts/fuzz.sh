@@ -73,7 +73,7 @@ ASAN_OPTIONS=detect_leaks=0 "./fuzz-$name" -max_total_time="$seconds" -timeout=1
 tail -n 12 "$PWD/last-run.log" >&2
 if [[ -n "${FUZZ_LEDGER:-}" ]]; then
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$PWD/last-run.log" | tail -n 1)
-    printf '{"scenario":"libFuzzer: %s (committed corpus, then %s s)","runs":1,"faults":0,"objects_checked":0,"losses":0,"cases":%s,"secrets_found":0,"crashes":%s}\n' \
+    printf '{"scenario":"libFuzzer: %s (committed corpus, then %s s)","kind":"check","runs":1,"faults":0,"objects_checked":0,"cases":%s,"secrets_found":0,"crashes":%s}\n' \
         "$name" "$seconds" "${runs:-0}" "$([[ $status -eq 0 ]] && echo 0 || echo 1)" >>"$FUZZ_LEDGER"
 fi
 exit "$status"

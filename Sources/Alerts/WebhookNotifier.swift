@@ -1,6 +1,6 @@
 import HTTP
 import StewardLog
-import OutputText
+import StewardJSON
 
 /// Sends alert texts to a Slack-compatible webhook (`{"text": …}` by POST). The URL is a secret (a Slack webhook's
 /// path is its token): it is never logged, and echoes of it are removed from what the peer answers.

@@ -1,6 +1,7 @@
 import LibCrypto
 import FoundationEssentials
 import OutputText
+import StewardJSON
 
 /// The client secret Sign in with Apple's OAuth flow needs: a JWT signed ES256 with the team's `.p8` key.
 public struct AppleClientSecret: Sendable, Equatable {

@@ -1,4 +1,5 @@
 import OutputText
+import StewardJSON
 #if canImport(HTTP)
 import HTTP
 #endif

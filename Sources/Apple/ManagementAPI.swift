@@ -1,6 +1,6 @@
 import FoundationEssentials
 import HTTP
-import OutputText
+import StewardJSON
 
 /// The part of Supabase's Management API that holds the Apple provider's settings:
 /// `GET`/`PATCH /v1/projects/{ref}/config/auth` with a personal access token (`sbp_…`). Answers are read under a

@@ -6,7 +6,7 @@ internal import CSystem
 import FoundationEssentials
 import StewardLog
 import Synchronization
-import OutputText
+import StewardJSON
 
 /// The poll loop behind `ControlServer`: accepts, reads one line per client within the limits, answers it at once
 /// when `immediate` can, else hands it on, and writes the reply back when it comes.
@@ -24,9 +24,7 @@ final class EventLoop: @unchecked Sendable {
         let privileged: Bool
         var input: [UInt8] = []
         var output: [UInt8] = []
-        var deadline: Double
-        var awaitingReply = false
-        var closeAfterWrite = false
+        var phase: ClientPhase
     }
 
     private let listener: Int32
@@ -114,7 +112,6 @@ final class EventLoop: @unchecked Sendable {
             for (id, text) in replies {
                 unprivilegedRunning.remove(id)
                 guard var client = clients[id] else { continue }
-                client.awaitingReply = false
                 answer(id, &client, text)
             }
             startWaitingRequests()
@@ -123,12 +120,16 @@ final class EventLoop: @unchecked Sendable {
             let ids = Array(clients.keys)
             for id in ids {
                 let c = clients[id]!
-                // While its request runs, watch only for a full hang-up (reported even with no events asked for):
-                // a client that merely closed its writing half still reads the reply.
-                let events = !c.output.isEmpty ? POLLOUT : (c.awaitingReply ? 0 : POLLIN)
+                let events: Int32
+                switch c.phase.interest {
+                case .read: events = Int32(POLLIN)
+                case .write: events = Int32(POLLOUT)
+                // While its request runs, watch only for a full hang-up (reported even with no events asked for).
+                case .hangUp: events = 0
+                }
                 fds.append(pollfd(fd: c.fd, events: Int16(events), revents: 0))
             }
-            let nearest = clients.values.filter { !$0.awaitingReply }.map(\.deadline).min()
+            let nearest = clients.values.compactMap(\.phase.deadline).min()
             let timeout = nearest.map { Int32(max(0, min(1000, ($0 - now()) * 1000)) + 1) } ?? 1000
             let ready = poll(&fds, nfds_t(fds.count), timeout)
             if ready < 0 { if errno == EINTR { continue }; logger.error("control socket poll failed", [("error", String(cString: strerror(errno)))]); return }
@@ -155,7 +156,8 @@ final class EventLoop: @unchecked Sendable {
                 continue
             }
             nextID += 1
-            clients[nextID] = Client(fd: fd, peer: peer, privileged: peer.mayChange, deadline: now() + limits.readTimeoutSeconds)
+            clients[nextID] = Client(fd: fd, peer: peer, privileged: peer.mayChange,
+                                     phase: ClientPhase(now: now(), readTimeout: limits.readTimeoutSeconds, writeTimeout: limits.writeTimeoutSeconds))
         }
     }
 
@@ -209,18 +211,20 @@ final class EventLoop: @unchecked Sendable {
 
     private func service(_ id: Int, revents: Int16) {
         guard var client = clients[id] else { return }
-        if !client.output.isEmpty {
+        switch client.phase.state {
+        case .writing:
             let n = client.output.withUnsafeBytes { send(client.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             if n > 0 { client.output.removeFirst(n) }
             if n < 0 && errno != EAGAIN && errno != EINTR { return drop(id) }
-            if client.output.isEmpty && client.closeAfterWrite { return drop(id) }
+            if client.phase.wrote(remaining: client.output.count) == .close { return drop(id) }
             clients[id] = client
             return
-        }
-        if client.awaitingReply {
+        case .awaitingReply:
             // Gone while its request runs: nothing to answer; the handler's work finishes regardless.
-            if revents & Int16(POLLHUP | POLLERR) != 0 { drop(id) }
+            if revents & Int16(POLLHUP | POLLERR) != 0, client.phase.hungUp() == .close { drop(id) }
             return
+        case .reading:
+            break
         }
         var buffer = [UInt8](repeating: 0, count: 4096)
         let n = read(client.fd, &buffer, buffer.count)
@@ -245,7 +249,7 @@ final class EventLoop: @unchecked Sendable {
             service(id, revents: Int16(POLLOUT))
             return
         }
-        client.awaitingReply = true
+        guard client.phase.requestRead() == .submit else { return }
         clients[id] = client
         submit(Request(client: id, line: text, peer: client.peer), privileged: client.privileged)
     }
@@ -253,8 +257,7 @@ final class EventLoop: @unchecked Sendable {
     /// Queues `reply` (one line) for the client; the connection closes once it is written.
     private func answer(_ id: Int, _ client: inout Client, _ reply: String) {
         client.output += Array((reply.hasSuffix("\n") ? reply : reply + "\n").utf8)
-        client.closeAfterWrite = true
-        client.deadline = now() + limits.writeTimeoutSeconds
+        client.phase.replyQueued(now: now())
         clients[id] = client
     }
 
@@ -265,12 +268,11 @@ final class EventLoop: @unchecked Sendable {
     /// Clients past their deadline: a request that never came gets an error; a reply nobody reads is dropped.
     private func expire() {
         let t = now()
-        for (id, var client) in clients where !client.awaitingReply && client.deadline < t {
-            if client.output.isEmpty && !client.closeAfterWrite {
-                refuse(id, &client, "timed out waiting for a request line (\(Int(limits.readTimeoutSeconds)) s)")
-                clients[id]!.deadline = t + 1
-            } else {
-                drop(id)
+        for (id, var client) in clients {
+            switch client.phase.deadlinePassed(now: t) {
+            case .refuse(let message): refuse(id, &client, message)
+            case .close: drop(id)
+            case .none, .submit: break
             }
         }
     }
@@ -279,7 +281,7 @@ final class EventLoop: @unchecked Sendable {
         guard let client = clients.removeValue(forKey: id) else { return }
         close(client.fd)
         // A request still waiting for its turn goes with its client, so hang-ups cannot pile up work.
-        if !client.privileged && client.awaitingReply { unprivilegedWaiting.removeAll { $0.client == id } }
+        if !client.privileged && client.phase.isAwaitingReply { unprivilegedWaiting.removeAll { $0.client == id } }
     }
 
     private func now() -> Double { MonotonicClock.seconds() }

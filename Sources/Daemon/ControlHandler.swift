@@ -1,5 +1,6 @@
 import OutputText
 import Config
+import StewardJSON
 import Control
 import FoundationEssentials
 import Glibc

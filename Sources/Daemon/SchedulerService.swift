@@ -37,8 +37,7 @@ struct SchedulerService: DaemonService {
         manualRuns.open()
         await withTaskGroup(of: Event.self) { group in
             var seenTerm = 0
-            var running = 0
-            var draining = false
+            var drain = DrainState()
             group.addTask { .tick }
             group.addTask { [lifecycle] in await lifecycle.waitForStop(); return .tick }
             group.addTask { .request(await manualRuns.next()) }
@@ -48,28 +47,26 @@ struct SchedulerService: DaemonService {
                     continue
                 case .request(let request?):
                     group.addTask { .request(await manualRuns.next()) }
-                    guard !draining else { request.reply(ManualRunner.refusal(reason: "the daemon is stopping: no new runs start")); continue }
+                    guard drain.acceptsRuns else { request.reply(ManualRunner.refusal(reason: "the daemon is stopping: no new runs start")); continue }
                     guard let configured = coordinator.job(named: request.job) else {
                         request.reply(ManualRunner.refusal(reason: "no job \(request.job)"))
                         continue
                     }
                     if let skipped = manual.claim(request.job) { request.reply(skipped); continue }
-                    running += 1
+                    drain.runStarted()
                     group.addTask { .manualFinished(request, await manual.runClaimed(configured, dryRun: request.dryRun)) }
                     continue
                 case .manualFinished(let request, let outcome):
-                    running -= 1
                     request.reply(outcome)
-                    if draining && running == 0 { group.cancelAll() }
+                    if drain.runFinished() == .finish { group.cancelAll() }
                     continue
                 case .finished(let job, let slot, let attempt, let outcome):
-                    running -= 1
                     coordinator.record(job: job, outcome: outcome)
                     coordinator.withScheduler { $0.finished(job: job, slot: slot, attempt: attempt, succeeded: outcome.status != .failed, now: Date()) }
-                    if draining && running == 0 { group.cancelAll() }
+                    if drain.runFinished() == .finish { group.cancelAll() }
                     continue
                 case .shutdownDeadline:
-                    if running > 0 {
+                    if case .cancelRuns(let running) = drain.shutdownTimeoutPassed(), running > 0 {
                         logger.warning("shutdown timeout reached: cancelling running jobs", [("running", String(running))])
                     }
                     group.cancelAll()
@@ -78,11 +75,10 @@ struct SchedulerService: DaemonService {
                     break
                 }
                 if lifecycle.isStopping || Task.isCancelled {
-                    if !draining {
-                        draining = true
+                    if case .stopAccepting(let thenFinish, let running) = drain.stopRequested() {
                         manualRuns.close { _ in ManualRunner.refusal(reason: "the daemon is stopping: no new runs start") }
                         coordinator.withScheduler { $0.lostLeadership() }
-                        if running == 0 { group.cancelAll(); continue }
+                        if thenFinish { group.cancelAll(); continue }
                         let timeout = coordinator.settings.config[DaemonConfig.shutdownTimeout]
                         logger.notice("stopping: waiting for running jobs", [("running", String(running)), ("timeout_s", JobRunner.format(timeout))])
                         group.addTask {
@@ -116,7 +112,7 @@ struct SchedulerService: DaemonService {
                         sessions[job] = jobSession
                         let runner = JobRunner(session: jobSession, host: host, pid: Int(getpid()), logger: logger,
                                                progressIntervalSeconds: coordinator.settings.config[JobsConfig.progressInterval])
-                        running += 1
+                        drain.runStarted()
                         let runTrigger: RunTrigger = switch trigger { case .schedule: .schedule; case .catchUp: .catchUp; case .retry: .retry }
                         let progress = coordinator.track(job: job)
                         group.addTask { [coordinator] in

@@ -1,4 +1,5 @@
 import OutputText
+import StewardJSON
 
 /// A fleet command's result as one text table (a row per target) and as JSON (`{"targets": [...], ...}`).
 public struct FleetTable: Sendable {

@@ -52,11 +52,11 @@ public final class HTTPClient {
     public func send(_ request: HTTPRequest) throws(HTTPError) -> HTTPResponse {
         guard let handle, let multi else {
             let reason = steward_curl_load_error().map { String(cString: $0) } ?? "curl_easy_init failed"
-            throw HTTPError(request: request.summary, message: "libcurl is not available (install libcurl4): \(reason)", curlCode: Int(CURLE_FAILED_INIT.rawValue))
+            throw HTTPError(request: request.summary, message: "libcurl is not available (install libcurl4): \(reason)", code: .failedInit)
         }
         let redactor = request.redactor
         if cancellation.isCancelled {
-            throw HTTPError(request: request.summary, message: "cancelled before it was sent (the run timed out or is stopping)", curlCode: Int(CURLE_ABORTED_BY_CALLBACK.rawValue))
+            throw HTTPError(request: request.summary, message: "cancelled before it was sent (the run timed out or is stopping)", code: .abortedByCallback)
         }
         steward_curl_easy_reset(handle)
         let sink = ResponseSink(maxBodyBytes: max(0, request.maxResponseBytes), maxHeaderBytes: Self.maxHeaderBytes)
@@ -103,6 +103,7 @@ public final class HTTPClient {
         } ?? steward_curl_perform_cancellable(handle, multi, flag)
         guard code == CURLE_OK else {
             let message: String
+            var atDeadline = false
             if sink.bodyOverflow {
                 message = "the answer from \(request.peer) is larger than the cap of \(request.maxResponseBytes) bytes; the transfer was aborted"
             } else if sink.headerOverflow {
@@ -111,12 +112,13 @@ public final class HTTPClient {
                 message = "cancelled (the run timed out or is stopping)"
             } else if code == CURLE_OPERATION_TIMEDOUT, let left = cancellation.remainingSeconds, left <= 0.05 {
                 message = "stopped at the run's deadline"
+                atDeadline = true
             } else {
                 message = String(cString: steward_curl_easy_strerror(code))
             }
             var sentBytes = 0
             _ = steward_curl_getinfo_long(handle, steward_CURLINFO_REQUEST_SIZE, &sentBytes)
-            throw HTTPError(request: request.summary, message: message, curlCode: Int(code.rawValue), requestSent: sentBytes > 0)
+            throw HTTPError(request: request.summary, message: message, code: HTTPError.Code(code), requestSent: sentBytes > 0, atDeadline: atDeadline)
         }
         var status = 0
         _ = steward_curl_getinfo_long(handle, steward_CURLINFO_RESPONSE_CODE, &status)
@@ -160,9 +162,24 @@ extension HTTPClient {
             onRetry(attempt, outcome, delay)
             guard cancellation.wait(delay) else {
                 throw HTTPError(request: request.summary, message: "cancelled while waiting to retry (the run timed out or is stopping)",
-                                curlCode: Int(CURLE_ABORTED_BY_CALLBACK.rawValue), requestSent: earlierSent)
+                                code: .abortedByCallback, requestSent: earlierSent)
             }
         }
+    }
+}
+
+extension HTTPError.Code {
+    init(_ code: CURLcode) { self.init(rawValue: Int(code.rawValue)) }
+
+    /// The named codes with the `CURLcode` each stands for, from libcurl's header (for the test that they agree).
+    static var named: [(Self, Int)] {
+        let pairs: [(Self, CURLcode)] = [
+            (.failedInit, CURLE_FAILED_INIT), (.couldNotResolveHost, CURLE_COULDNT_RESOLVE_HOST), (.couldNotConnect, CURLE_COULDNT_CONNECT),
+            (.writeError, CURLE_WRITE_ERROR), (.timedOut, CURLE_OPERATION_TIMEDOUT), (.sslConnectError, CURLE_SSL_CONNECT_ERROR),
+            (.abortedByCallback, CURLE_ABORTED_BY_CALLBACK), (.gotNothing, CURLE_GOT_NOTHING), (.sendError, CURLE_SEND_ERROR),
+            (.receiveError, CURLE_RECV_ERROR),
+        ]
+        return pairs.map { ($0.0, Int($0.1.rawValue)) }
     }
 }
 

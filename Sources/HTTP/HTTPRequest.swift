@@ -89,35 +89,3 @@ public struct HTTPResponse: Sendable {
     /// A header value as a log line may show it (secrets removed, cut, escaped); nil when absent.
     public func quotedHeader(_ name: String, limit: Int = 80) -> String? { header(name).map { redactor.quote($0, limit: limit) } }
 }
-
-/// A transfer that did not produce a response: no connection, a timeout, a broken connection, an answer over the
-/// size cap, a cancellation.
-public struct HTTPError: Error, Sendable, CustomStringConvertible {
-    public let request: String
-    public let message: String
-    /// libcurl's code (7 could not connect, 28 timed out, 52 empty reply, 56 receive failure, 23 over the size cap,
-    /// 42 cancelled, …).
-    public let curlCode: Int
-    /// Whether the transfer was stopped by a cancellation (a job timeout, a shutdown): not worth another try.
-    public var cancelled: Bool { curlCode == 42 }
-    /// Whether the answer was refused for its size (the write callback stopped it): not worth another try.
-    public var answerTooLarge: Bool { curlCode == 23 }
-    /// Whether any of the request went out before the transfer failed: the peer may then have acted on it.
-    public internal(set) var requestSent: Bool
-
-    public init(request: String, message: String, curlCode: Int, requestSent: Bool = false) {
-        self.request = request
-        self.message = message
-        self.curlCode = curlCode
-        self.requestSent = requestSent
-    }
-
-    public var description: String { "\(request): \(message) (curl \(curlCode))" }
-
-    /// The same error, counted as sent when an earlier attempt of the same request was.
-    func sent(alsoIf earlierSent: Bool) -> HTTPError {
-        var error = self
-        error.requestSent = requestSent || earlierSent
-        return error
-    }
-}

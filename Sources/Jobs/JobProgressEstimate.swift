@@ -1,4 +1,5 @@
 import OutputText
+import StewardJSON
 
 /// What a progress snapshot says about the rest of its phase: rate and time left, computed without trapping on any
 /// numbers (zero, negative, huge or not-a-number elapsed time all give nil or bounded values).

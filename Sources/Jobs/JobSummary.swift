@@ -1,5 +1,5 @@
 import StewardLog
-import OutputText
+import StewardJSON
 
 /// What a run did, in numbers (stored as jsonb in `steward.job_runs.summary`), plus short notes.
 public struct JobSummary: Sendable {

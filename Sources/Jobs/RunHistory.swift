@@ -2,6 +2,7 @@ import FoundationEssentials
 import StewardLog
 import Postgres
 import OutputText
+import StewardJSON
 
 /// `steward.job_runs` and `steward.job_state`: every slot recorded as run, skipped or missed.
 public struct RunHistory: Sendable {

@@ -1,5 +1,5 @@
 import Migrations
-import OutputText
+import StewardJSON
 
 /// What `steward lint` found in the pending files: each statement's locks, and each rule a statement breaks with
 /// the context that makes it blocking or information.

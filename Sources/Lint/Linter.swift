@@ -1,5 +1,5 @@
 import Migrations
-import OutputText
+import StewardJSON
 import Postgres
 import SQLParser
 

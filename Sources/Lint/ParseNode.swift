@@ -1,4 +1,4 @@
-import OutputText
+import StewardJSON
 
 /// One value of libpg_query's JSON parse tree, read with the few accessors the rules need. A node is an object
 /// with one key, its type (`{"AlterTableCmd": {…}}`); its fields are plain members of that key's object.

@@ -1,4 +1,4 @@
-import OutputText
+import StewardJSON
 import Postgres
 
 /// `steward.schema_record`: what each applied file produced, as catalog groups (see `CatalogSnapshot`).

@@ -236,11 +236,11 @@ struct AvatarDeleter: Sendable {
                     answer = try storage.runBlocking { try $0.deleteObjectsAnswer(bucket: bucket, names: names, retrying: .once,
                                                                                     timeoutSeconds: requestTimeout) }
                 } catch let error as StorageError {
-                    let seconds = (ContinuousClock.now - sentAt) / .seconds(1)
                     var failure = FenceFailure(text: error.description, retryable: error.isRetryable, retryAfter: error.retryAfter)
                     if error.mayStillBeCarriedOut {
                         failure.inFlight = true
-                        failure.timedOut = error.kind == .network && seconds >= requestTimeout * 0.9
+                        // libcurl says so: the request's own timeout ran out (not the run's deadline, not a reset).
+                        failure.timedOut = error.transport?.requestTimedOut == true
                         // A gateway's 502, a reset after sending: the request may still land, so the reference tables
                         // stay locked until it no longer can, as they would for a slow answer. Not cut short by a
                         // cancellation (a stop waits for it, at most fence_request_timeout): the lock is the promise.

@@ -51,21 +51,8 @@ extension OrphanAvatarsJob {
     /// (`create table … as`), the rest by the run's copy of the function. What this reading does not name is left to
     /// the mention rule (`MentionPass`), which decides.
     func loadReferences(_ context: JobContext, rowAddressed: [Bool]) async throws -> ReferenceScan {
-        let buckets = buckets
-        // Names go in through SQLIdentifier; nothing here is bound, so the text can be placed inside the reading.
-        let source = try references.enumerated().map { index, reference -> String in
-            let column = try SQLIdentifier(reference.column)
-            let table = try SQLIdentifier(reference.schema, reference.table)
-            // A row without a ctid of its own is told apart by its place in the read instead (a tid all the same);
-            // numbering rows keeps that one read out of the parallel workers.
-            let ref = rowAddressed[index] ? "t.ctid" : "format('(%s,%s)', (row_number() over ()) / 65536, (row_number() over ()) % 65536)::tid"
-            let select: PostgresQuery = """
-                select \(unescaped: String(index))::int2 as col, \(unescaped: ref) as ref, t.\(column)::text as v from \(table) t where t.\(column) is not null
-                """
-            return select.sql()
-        }.joined(separator: "\nunion all\n")
-        let longest = ObjectReference.longestDeletableName
-        return try await ScanTables.run(context) { c in
+        let source = try referenceSource(rowAddressed: rowAddressed)
+        return try await ScanTables.run(context) { [self] c in
             try c.transaction { c in
                 _ = try c.execute("""
                     set transaction isolation level repeatable read;
@@ -81,30 +68,56 @@ extension OrphanAvatarsJob {
                 var scan = ReferenceScan()
                 scan.since = try c.query("select (pg_snapshot_xmin(pg_current_snapshot())::text::numeric % 4294967296)::text").scalar(String.self)
                 scan.references = try c.query("select count(*) from (\(unescaped: source)) s").scalar(Int64.self)
-                let reading = ObjectReference.readingSQL(source: source, buckets: "$1::text[]", longestName: longest)
-                _ = try c.query("create unlogged table steward.orphan_refs with (autovacuum_enabled = false) as \(unescaped: reading)", [buckets])
-                // Values the common forms do not read: their names from the function, exact ones beside the rest; the
-                // ones not understood for certain are noted (the dangling report leaves them out). What decides a
-                // deletion is the mention rule, over every value (`MentionPass`).
-                _ = try c.execute("""
-                    create unlogged table steward.orphan_loose (col int2 not null, ref tid not null, bucket text not null)
-                        with (autovacuum_enabled = false)
-                    """)
-                let markers = try c.query("""
-                    with m as materialized (\(unescaped: Self.markerNames)),
-                    exact as (insert into steward.orphan_refs (col, ref, bucket, name)
-                              select col, ref, bucket, name from m where not loose and length(name) <= $1),
-                    loose as (insert into steward.orphan_loose select distinct col, ref, bucket from m where loose)
-                    select (select count(distinct (col, ref)) from m where loose),
-                           coalesce((select array_agg(e) from (select distinct left(v, 80) as e from m where loose order by 1 limit 3) x), '{}')
-                    """, [longest]).firstRow()
-                scan.unrecognised = try markers.decode(Int64.self, at: 0)
-                scan.examples = try markers.decode([String].self, at: 1)
+                try readCommonNames(c, source: source)
+                (scan.unrecognised, scan.examples) = try readOtherNames(c)
                 // The exact names are read whole by hash joins (the anti-join, the dangling report): no index to build.
                 try ScanTables.analyze(c, "steward.orphan_refs", "steward.orphan_loose")
                 return scan
             }
         }
+    }
+
+    /// Every configured reference column as one select of rows `(col, ref, v)`: the column's place in `references`,
+    /// the row's `ctid` (or its place in the read) and the value as text, nulls left out.
+    func referenceSource(rowAddressed: [Bool]) throws -> String {
+        // Names go in through SQLIdentifier; nothing here is bound, so the text can be placed inside the reading.
+        try references.enumerated().map { index, reference -> String in
+            let column = try SQLIdentifier(reference.column)
+            let table = try SQLIdentifier(reference.schema, reference.table)
+            // A row without a ctid of its own is told apart by its place in the read instead (a tid all the same);
+            // numbering rows keeps that one read out of the parallel workers.
+            let ref = rowAddressed[index] ? "t.ctid" : "format('(%s,%s)', (row_number() over ()) / 65536, (row_number() over ()) % 65536)::tid"
+            let select: PostgresQuery = """
+                select \(unescaped: String(index))::int2 as col, \(unescaped: ref) as ref, t.\(column)::text as v from \(table) t where t.\(column) is not null
+                """
+            return select.sql()
+        }.joined(separator: "\nunion all\n")
+    }
+
+    /// `steward.orphan_refs` from the reading in SQL (`ObjectReference.readingSQL`): the names of plain names and the
+    /// common URL, in parallel workers, and a marker row for every other value.
+    func readCommonNames(_ c: Connection, source: String) throws {
+        let reading = ObjectReference.readingSQL(source: source, buckets: "$1::text[]", longestName: ObjectReference.longestDeletableName)
+        _ = try c.query("create unlogged table steward.orphan_refs with (autovacuum_enabled = false) as \(unescaped: reading)", [buckets])
+    }
+
+    /// Values the common forms do not read: their names from the function, exact ones beside the rest; the ones not
+    /// understood for certain go to `steward.orphan_loose` and are counted, with a few examples (the dangling report
+    /// leaves them out). What decides a deletion is the mention rule, over every value (`MentionPass`).
+    func readOtherNames(_ c: Connection) throws -> (unrecognised: Int64, examples: [String]) {
+        _ = try c.execute("""
+            create unlogged table steward.orphan_loose (col int2 not null, ref tid not null, bucket text not null)
+                with (autovacuum_enabled = false)
+            """)
+        let markers = try c.query("""
+            with m as materialized (\(unescaped: Self.markerNames)),
+            exact as (insert into steward.orphan_refs (col, ref, bucket, name)
+                      select col, ref, bucket, name from m where not loose and length(name) <= $1),
+            loose as (insert into steward.orphan_loose select distinct col, ref, bucket from m where loose)
+            select (select count(distinct (col, ref)) from m where loose),
+                   coalesce((select array_agg(e) from (select distinct left(v, 80) as e from m where loose order by 1 limit 3) x), '{}')
+            """, [ObjectReference.longestDeletableName]).firstRow()
+        return (try markers.decode(Int64.self, at: 0), try markers.decode([String].self, at: 1))
     }
 
     static let markerNames = ObjectReference.markerNamesSQL(table: "steward.orphan_refs", function: "pg_temp.steward_reference_names")

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Synchronization
 import OutputText
+import StewardJSON
 import FileSystem
 
 

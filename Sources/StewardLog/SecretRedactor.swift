@@ -1,5 +1,5 @@
 import Synchronization
-import OutputText
+import StewardJSON
 
 /// Every secret this process has loaded (passwords, service keys, tokens, client secrets, private keys), and the
 /// one place that removes them from outside text (libpq messages, peer answers) before it is printed, logged or stored.

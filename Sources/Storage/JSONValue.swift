@@ -1,4 +1,4 @@
-import OutputText
+import StewardJSON
 
 /// A parsed JSON answer, read through small accessors (no Codable: the answers are small and their shape varies).
 /// Numbers are kept as Double and converted only through checked accessors: no answer can trap.

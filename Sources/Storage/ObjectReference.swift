@@ -1,4 +1,4 @@
-import OutputText
+import StewardJSON
 /// The exact reading of a stored reference (a `profiles.avatar_url` value): which objects it names for certain. One
 /// definition, in SQL, used by the orphan scan's fast path, both re-checks and the opt-in integrity trigger. What
 /// decides a deletion is the mention rule (`ObjectMention`), which keeps a superset: this reading can only add keeps.

@@ -2,6 +2,7 @@ import FoundationEssentials
 import HTTP
 import StewardLog
 import OutputText
+import StewardJSON
 
 /// The Storage REST API (reference section 4) as Steward uses it: delete many, delete one, list, upload,
 /// download, get bucket. Retries network errors, 429, 5xx and the body's statusCode 503/423; reads errors from the
@@ -128,7 +129,7 @@ public final class StorageClient {
             requestCount += 1
             let kind: StorageError.Kind = error.cancelled ? .cancelled : (error.answerTooLarge ? .unexpected : .network)
             throw StorageError(kind: kind, request: request.summary, httpStatus: nil, statusCode: nil, error: nil, message: error.message,
-                               requestSent: error.requestSent)
+                               requestSent: error.requestSent, transport: error)
         }
         requestCount += 1
         guard (200...299).contains(result.response.status) else {

@@ -35,6 +35,9 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
     public var retryAfter: String? = nil
     /// For an error without an answer: whether any of the request had gone out when the transfer failed.
     public var requestSent = false
+    /// For an error without an answer (`network`, `cancelled`, an answer over the size cap): the transfer's failure,
+    /// with libcurl's code (`transport?.code == .timedOut`).
+    public var transport: HTTPError? = nil
 
     /// Whether the same request may succeed later: no answer, rate limited (429), unavailable (503, 544), locked
     /// (423), a server error (5xx); by the body's statusCode first, the HTTP status second. Never another 4xx.

@@ -5,6 +5,7 @@ import CLI
 import Jobs
 import StewardLog
 import OutputText
+import StewardJSON
 
 /// `steward advise`: runs the security advisor's checks against the live database and lists what they find.
 enum AdviseCommand: StewardCommand {

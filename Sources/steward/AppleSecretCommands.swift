@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import OutputText
+import StewardJSON
 import Glibc
 #endif
 import Apple

@@ -3,6 +3,7 @@ import Fleet
 import FoundationEssentials
 import StewardLog
 import OutputText
+import StewardJSON
 
 /// `steward config check`: validates a config file without starting anything.
 enum ConfigCheckCommand: StewardCommand {

@@ -4,7 +4,7 @@ import Control
 import Daemon
 import FoundationEssentials
 import StewardLog
-import OutputText
+import StewardJSON
 
 /// `steward ctl <command>`: the control-socket client.
 enum CtlCommand: StewardCommand {

@@ -1,7 +1,7 @@
 import Control
 import FoundationEssentials
 import Jobs
-import OutputText
+import StewardJSON
 
 /// The progress of the jobs a daemon on this machine is running, asked of its control socket (for `steward status`).
 enum DaemonProgress {

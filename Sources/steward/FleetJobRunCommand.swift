@@ -2,6 +2,7 @@ import CLI
 import Fleet
 import Jobs
 import OutputText
+import StewardJSON
 
 /// `steward fleet job run <job>`: one job run at every target, stage by stage, at most --parallel at once.
 enum FleetJobRunCommand: StewardCommand {

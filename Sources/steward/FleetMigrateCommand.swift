@@ -2,6 +2,7 @@ import CLI
 import Fleet
 import Migrations
 import OutputText
+import StewardJSON
 
 /// `steward fleet migrate`: the pending files of every target, stage by stage, at most --parallel at once.
 enum FleetMigrateCommand: StewardCommand {

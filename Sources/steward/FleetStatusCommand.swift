@@ -2,6 +2,7 @@ import CLI
 import Fleet
 import Migrations
 import OutputText
+import StewardJSON
 import Postgres
 import StewardLog
 

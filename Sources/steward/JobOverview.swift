@@ -5,6 +5,7 @@ import Jobs
 import StewardLog
 import Postgres
 import OutputText
+import StewardJSON
 
 /// The leader and each job's last runs, read straight from the database (for `steward status`).
 struct JobOverview {

@@ -1,4 +1,5 @@
 import OutputText
+import StewardJSON
 import CLI
 import FoundationEssentials
 import Glibc

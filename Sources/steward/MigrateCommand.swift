@@ -3,7 +3,7 @@ import Config
 import StewardLog
 import Lint
 import Migrations
-import OutputText
+import StewardJSON
 
 /// `steward migrate`: applies pending migration files, one transaction each, under the migration lock.
 enum MigrateCommand: BlockingStewardCommand {

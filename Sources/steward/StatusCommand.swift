@@ -4,6 +4,7 @@ import Daemon
 import StewardLog
 import Migrations
 import OutputText
+import StewardJSON
 
 /// `steward status`: applied, pending, changed and missing migrations, file by file.
 enum StatusCommand: StewardCommand {

@@ -5,6 +5,7 @@ import Migrations
 import SupabaseProject
 import OutputText
 import Postgres
+import StewardJSON
 
 /// `steward verify`: checks the live database still matches the applied migrations.
 enum VerifyCommand: StewardCommand {

@@ -6,7 +6,7 @@ import Testing
 import TestSupport
 
 /// Each check against a real database: the insecure object is reported by name, the fixed one is not.
-@Suite("security advisor checks")
+@Suite("security advisor checks", .needsCluster)
 struct AdvisorCheckTests {
     /// One check's case: what builds the insecure object, what fixes it, and the object the finding names.
     struct Case: Sendable, CustomTestStringConvertible {

@@ -7,7 +7,7 @@ import TestSupport
 /// Every opt-in folder a finding can point to exists and fixes that very object: on a project that has every object
 /// a pointer names (the quickstart on a pre-2026 project, the older tutorial's `User` table with rows), each
 /// pointer shows up, and applying its folder makes exactly the findings that name it go away.
-@Suite("advisor fix pointers")
+@Suite("advisor fix pointers", .needsCluster)
 struct FixPointerTests {
     /// Every (check, object, folder) any finding can carry.
     static var pointers: [(check: String, object: String, folder: String)] {

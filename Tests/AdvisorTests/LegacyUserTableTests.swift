@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 
 /// The older tutorial's `User` table: what the advisor says of it, and the opt-in migration under the Data API's roles.
-@Suite("the legacy User table")
+@Suite("the legacy User table", .needsCluster)
 struct LegacyUserTableTests {
     static func file(_ path: String) throws -> String { try String(contentsOfFile: TestEnvironment.root + "/" + path, encoding: .utf8) }
 

@@ -7,7 +7,7 @@ import TestSupport
 /// Side by side with Supabase's own linter (splinter) on the same fixtures, by lint name and object. Splinter cannot
 /// be fetched at test time, so `splinterReports` is what its SQL reports on these fixtures, worked out from each
 /// lint's query and written in Steward's object naming (`schema.table`, `schema.table.policy`, `schema.function()`).
-@Suite("the advisor next to splinter on the same fixtures")
+@Suite("the advisor next to splinter on the same fixtures", .needsCluster)
 struct SplinterComparisonTests {
     /// Splinter's 28 lint names.
     static let splinterLints: Set<String> = [

@@ -7,7 +7,7 @@ import TestSupport
 
 /// `verify`'s security advice is the advisor's findings of a few checks, not a copy of them: the functions and tables
 /// it names are exactly those `steward advise` reports under the same checks.
-@Suite("verify's advice from the advisor's catalog")
+@Suite("verify's advice from the advisor's catalog", .needsCluster)
 struct VerifyAdviceTests {
     @Test("the SECURITY DEFINER and TRUNCATE advice names what the advisor finds, and nothing else")
     func adviceIsTheAdvisorsFindings() throws {

@@ -7,7 +7,7 @@ import TestSupport
 
 /// The lint against a real database: each corpus case's findings and their severity, squawk-cli on the same
 /// files, the allow line, and `steward lint` itself.
-@Suite("lint: locks, rules and context against a live catalog, and squawk on the same corpus")
+@Suite("lint: locks, rules and context against a live catalog, and squawk on the same corpus", .needsCluster)
 struct LintTests {
     /// The corpus's database, set up once per test (a few hundred milliseconds).
     static func withCorpusDatabase<T>(_ body: (TestDatabase, Connection) throws -> T) throws -> T {

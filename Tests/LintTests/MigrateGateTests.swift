@@ -5,7 +5,7 @@ import TestSupport
 
 /// `migrate` and its dry run run the lint before anything is applied: a blocking finding no file allows refuses the
 /// run (exit 1, naming it); `-- steward:allow <rule>` lets it through and the history row records the rule.
-@Suite("the lint gates migrate")
+@Suite("the lint gates migrate", .needsCluster)
 struct MigrateGateTests {
     @Test("a type change on a 20,000-row table: refused by migrate and its dry run, nothing applied; allowed by its file, applied and recorded")
     func gate() throws {

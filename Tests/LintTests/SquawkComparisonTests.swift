@@ -6,7 +6,7 @@ import TestSupport
 
 /// squawk-cli (installed by scripts/install-deps.sh) on the same corpus: where a rule is shared and the table is
 /// large, squawk and Steward must name the same rules; where they differ, the corpus says why, and the test prints it.
-@Suite("lint against squawk-cli on the same corpus")
+@Suite("lint against squawk-cli on the same corpus", .needsCluster)
 struct SquawkComparisonTests {
     /// squawk's rule names for one file, as its JSON reporter lists them. A transactional file is linted as
     /// migrate runs it: in one transaction (`--assume-in-transaction`).

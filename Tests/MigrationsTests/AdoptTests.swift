@@ -5,7 +5,7 @@ import Postgres
 import Testing
 import TestSupport
 
-@Suite("steward migrate --adopt and steward verify")
+@Suite("steward migrate --adopt and steward verify", .needsCluster)
 struct AdoptTests {
     /// A database where `variant` was pasted into the SQL editor by hand (as the postgres role, like the dashboard).
     func pasted(_ variant: QuickstartVariant, _ db: TestDatabase) throws {

@@ -6,7 +6,7 @@ import TestSupport
 
 /// The app's security as the Swift app exercises it: requests run as the Data API runs them
 /// (login `authenticator`, `set local role`, `request.jwt.claims`), against the migrated schema.
-@Suite("the migrated schema under the Data API's roles")
+@Suite("the migrated schema under the Data API's roles", .needsCluster)
 struct AppSecurityTests {
     /// One request as PostgREST makes it: a transaction with the role and JWT claims set locally.
     func request<T>(_ db: TestDatabase, as user: String?, _ body: (Connection) throws -> T) throws -> T {

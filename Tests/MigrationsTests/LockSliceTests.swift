@@ -6,7 +6,7 @@ import TestSupport
 /// `migrate` on a live database: a statement waiting for a lock the app holds gives way after one slice (the app's
 /// queries behind it never wait longer), the file is tried again until it applies or the budget runs out, the log
 /// names who blocked it, and two migrators started at once never deadlock, even around a concurrent index build.
-@Suite("lock slices and retries")
+@Suite("lock slices and retries", .needsCluster)
 struct LockSliceTests {
     static let addColumn = ["0006_bio.sql": "alter table public.profiles add column bio text;\n"]
 

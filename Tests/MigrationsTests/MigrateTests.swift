@@ -18,7 +18,7 @@ func scalar<T: PostgresDecodable>(_ db: TestDatabase, _ sql: String, as type: T.
     try db.connect().query(unsafeSQL: sql).rows[0].decode(T.self, at: 0)
 }
 
-@Suite("steward migrate against a real database")
+@Suite("steward migrate against a real database", .needsCluster)
 struct MigrateTests {
     @Test("applies every file once, with history rows carrying checksums; a rerun is a no-op", arguments: TestDatabase.GrantMode.allCases)
     func appliesAndRecords(mode: TestDatabase.GrantMode) throws {

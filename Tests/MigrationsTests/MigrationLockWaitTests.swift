@@ -5,7 +5,7 @@ import Postgres
 import Testing
 import TestSupport
 
-@Suite("waiting for the migration lock")
+@Suite("waiting for the migration lock", .needsCluster)
 struct MigrationLockWaitTests {
     @Test("the wait is polled (no statement waits in the server, no snapshot held between tries), cancelled with its task, and leaves the session's settings as they were")
     func polledCancellableWait() async throws {

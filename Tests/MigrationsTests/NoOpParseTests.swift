@@ -5,7 +5,7 @@ import TestSupport
 
 /// A no-op `steward migrate` parses no applied file whose bytes match its history row; anything else is parsed and
 /// refused exactly as when every file is parsed up front.
-@Suite("a no-op migrate parses only the files it needs")
+@Suite("a no-op migrate parses only the files it needs", .needsCluster)
 struct NoOpParseTests {
     /// Runs a migrator over `folder` (read with `deferParsing` as `steward migrate` reads it); returns the report
     /// and the connection, to read its counters.

@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 /// A no-op `steward migrate` is what a deploy pays on every run: these pin how often it waits for the server.
-@Suite("a no-op migrate asks the server as few times as it can")
+@Suite("a no-op migrate asks the server as few times as it can", .needsCluster)
 struct NoOpRoundTripTests {
     /// Runs a migrator over `folder` on a fresh connection; returns the report and the connection, to read its counters.
     private static func run(_ db: TestDatabase, _ folder: String, _ configure: (inout Migrator.Options) -> Void = { _ in })

@@ -5,7 +5,7 @@ import TestSupport
 
 /// The local shim holds postgres to today's platform privileges, with and without the supautils stand-in, and
 /// Steward works within them: it says before changing anything which files need the policy power.
-@Suite("today's platform privileges, with and without the supautils stand-in")
+@Suite("today's platform privileges, with and without the supautils stand-in", .needsCluster)
 struct PlatformPrivilegeTests {
     static let storageHardening = TestEnvironment.root + "/sql/optional/storage-hardening"
 

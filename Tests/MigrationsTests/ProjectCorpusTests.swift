@@ -7,7 +7,7 @@ import TestSupport
 /// realtime, a billing schema with enums, views and a concurrent index, notes with buckets and storage policies, teams
 /// in their own schema with partitions and renames): clean right after `migrate`, three hand-made drifts named each,
 /// adoption after the files were applied by hand with psql, and an upgrade from a history without records.
-@Suite("real-project shapes: migrate, verify, drift, adopt, upgrade")
+@Suite("real-project shapes: migrate, verify, drift, adopt, upgrade", .needsCluster)
 struct ProjectCorpusTests {
     /// One project of the corpus and the three drifts each must show: SQL run by hand, and the line verify must print.
     struct Project: Sendable, CustomStringConvertible {

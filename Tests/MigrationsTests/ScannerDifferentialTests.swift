@@ -6,7 +6,7 @@ import TestSupport
 
 /// Steward's reading of SQL compared, statement by statement, with the server's own: the server runs each text
 /// whole (splitting it itself) and Steward's pieces one by one; the command tags and rows must be the same.
-@Suite("migration scanner: Steward splits SQL exactly as the server does", .serialized)
+@Suite("migration scanner: Steward splits SQL exactly as the server does", .needsCluster, .serialized)
 struct ScannerDifferentialTests {
     /// Steward's pieces of `text`, or nil when Steward refuses it.
     func pieces(_ text: String) -> [String]? {

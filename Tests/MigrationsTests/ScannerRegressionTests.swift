@@ -7,7 +7,7 @@ import TestSupport
 
 /// Each way a statement was once hidden from Steward, tried again: the file is refused before anything runs, or the
 /// server refuses to run what Steward did not see, and nothing is half-applied, recorded or committed by `verify`.
-@Suite("migration scanner: statements Steward did not see never run")
+@Suite("migration scanner: statements Steward did not see never run", .needsCluster)
 struct ScannerRegressionTests {
     func parse(_ name: String, _ text: String) throws(MigrationError) -> MigrationFile {
         try MigrationFile(fileName: name, bytes: Array(text.utf8))

@@ -6,7 +6,7 @@ import Testing
 import TestSupport
 
 /// Steward beside the Supabase CLI: a project laid out by `supabase init`, histories written with the CLI's statements.
-@Suite("steward migrate beside the Supabase CLI")
+@Suite("steward migrate beside the Supabase CLI", .needsCluster)
 struct SupabaseCLITests {
     /// Three files; each leaves a side effect (a row in `public.runs`) so a second run would show.
     static let files = [

@@ -7,7 +7,7 @@ import TestSupport
 /// live change): each is a small project, a way the files got there (applied by Steward, applied and then its
 /// record lost as after an upgrade, or applied by hand and adopted), what a person did by hand afterwards, and what
 /// `verify` must answer.
-@Suite("verify on shapes that once broke it")
+@Suite("verify on shapes that once broke it", .needsCluster)
 struct VerifyHostileShapesTests {
     enum Route: String, Sendable { case applied, upgraded, adopted }
 

@@ -5,7 +5,7 @@ import TestSupport
 
 /// `steward verify` on the real-privilege shim: narrower rights are not drift, enforcement lines follow the live
 /// policies, unrecorded objects are not "ok", and the Security Advisor's findings are advice with a fix.
-@Suite("verify on today's platform privileges")
+@Suite("verify on today's platform privileges", .needsCluster)
 struct VerifyPlatformTests {
     func verify(_ db: TestDatabase, include: [String] = []) throws -> StewardProcess.Result {
         try StewardProcess.run(["verify", "--database-url", db.url, "--migrations", TestEnvironment.migrationsDirectory]

@@ -5,7 +5,7 @@ import TestSupport
 
 /// What `verify` expects is what each applied file produced, recorded in its transaction: a file rolled back adds
 /// nothing, data is information, and a change of the platform's defaults after the files ran is not drift.
-@Suite("verify compares with what the applied files produced")
+@Suite("verify compares with what the applied files produced", .needsCluster)
 struct VerifyRecordTests {
     func run(_ arguments: [String], _ db: TestDatabase, _ folder: MigrationFolder, include: [String] = []) throws -> StewardProcess.Result {
         try StewardProcess.run(arguments + ["--database-url", db.url, "--migrations", folder.path]

@@ -7,7 +7,7 @@ import TestSupport
 /// the files in the live one (setval, nextval, a function that writes, an IMMUTABLE function an index predicate
 /// folds at plan time). Every effect in every place a statement evaluates it, through the real binary, with the
 /// database's marker sequence, effect table and catalog checked after each.
-@Suite("verify and adopt change nothing in the live database")
+@Suite("verify and adopt change nothing in the live database", .needsCluster)
 struct VerifySideEffectTests {
     static let effects = ["setval('public.marker', 999)", "nextval('public.marker')", "public.touch()", "(select public.touch())"]
     /// Where the probe evaluates an expression; `EFFECT` stands for it.

@@ -6,7 +6,7 @@ import TestSupport
 
 @Suite("Postgres connection over libpq")
 struct ConnectionTests {
-    @Test("parameters travel separately from the SQL and come back typed, NULL kept apart from empty")
+    @Test("parameters travel separately from the SQL and come back typed, NULL kept apart from empty", .needsCluster)
     func parameterizedQuery() throws {
         try withTestDatabase { db in
             let c = try db.connect()
@@ -22,7 +22,7 @@ struct ConnectionTests {
         }
     }
 
-    @Test("a server error carries SQLSTATE, message, hint, position and the statement")
+    @Test("a server error carries SQLSTATE, message, hint, position and the statement", .needsCluster)
     func errorFields() throws {
         try withTestDatabase { db in
             let c = try db.connect()
@@ -42,7 +42,7 @@ struct ConnectionTests {
         }
     }
 
-    @Test("transactions commit on return and roll back on throw")
+    @Test("transactions commit on return and roll back on throw", .needsCluster)
     func transactions() throws {
         try withTestDatabase { db in
             let c = try db.connect()
@@ -56,7 +56,7 @@ struct ConnectionTests {
         }
     }
 
-    @Test("session settings stick, identifiers are quoted by libpq")
+    @Test("session settings stick, identifiers are quoted by libpq", .needsCluster)
     func settingsAndIdentifiers() throws {
         try withTestDatabase { db in
             let c = try db.connect()
@@ -91,7 +91,7 @@ struct ConnectionTests {
         #expect(throws: PostgresError.self) { try ConnectionString("host=x bogus_key=1") }
     }
 
-    @Test("a password from a file joins a URL without showing up in its description")
+    @Test("a password from a file joins a URL without showing up in its description", .needsCluster)
     func passwordJoin() throws {
         try withTestDatabase { db in
             let target = try ConnectionString(db.url.replacing(":steward-local@", with: "@")).with(password: "steward-local")
@@ -102,7 +102,7 @@ struct ConnectionTests {
     }
 }
 
-@Suite("TLS to the database")
+@Suite("TLS to the database", .needsCluster)
 struct TLSTests {
     /// A URL to the test cluster by host name `localhost`, as a certificate-checking client needs.
     func url(_ db: TestDatabase, _ query: String) -> String {
@@ -133,7 +133,7 @@ struct TLSTests {
     }
 }
 
-@Suite("server notices")
+@Suite("server notices", .needsCluster)
 struct NoticeTests {
     @Test("NOTICE and WARNING from the server reach the log with their level and SQLSTATE")
     func noticesAreLogged() throws {

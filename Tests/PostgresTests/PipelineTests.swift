@@ -2,7 +2,7 @@ import Postgres
 import Testing
 import TestSupport
 
-@Suite("Connection.pipeline: several statements, one round trip, each its own transaction")
+@Suite("Connection.pipeline: several statements, one round trip, each its own transaction", .needsCluster)
 struct PipelineTests {
     @Test("answers come back in order, typed, each statement in its own transaction, one round trip in all")
     func inOrder() throws {

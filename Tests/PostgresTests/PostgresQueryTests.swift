@@ -31,7 +31,7 @@ enum Colour: String, PostgresDecodable, PostgresBindable, Equatable {
     case red, green
 }
 
-@Suite("Typed SQL: interpolation binds, identifiers quote, decoding")
+@Suite("Typed SQL: interpolation binds, identifiers quote, decoding", .needsCluster)
 struct PostgresQueryTests {
     @Test("interpolated values are parameters: generated hostile text comes back byte for byte and runs nothing")
     func valuesAreInert() throws {
@@ -57,7 +57,7 @@ struct PostgresQueryTests {
             let stored = try c.query("select v from steward_canary order by ctid").rows.map { try $0.decode(String.self, at: 0) }
             #expect(stored.count == cases)
             #expect(try c.query("select to_regclass('steward_canary') is not null").scalar(Bool.self))
-            FaultLedger.record("typed SQL: hostile interpolated values", runs: cases, faults: 0, objectsChecked: stored.count, losses: 0, cases: cases)
+            FaultLedger.check("typed SQL: hostile interpolated values", runs: cases, objectsChecked: stored.count, cases: cases)
         }
     }
 
@@ -106,7 +106,7 @@ struct PostgresQueryTests {
             #expect(throws: PostgresError.self) { try SQLIdentifier("") }
             #expect(throws: PostgresError.self) { try SQLIdentifier(parts: []) }
             #expect(try SQLIdentifier("a\"b", "c.d").quoted == #""a""b"."c.d""#)
-            FaultLedger.record("typed SQL: hostile identifiers", runs: cases, faults: 0, objectsChecked: cases, losses: 0, cases: cases)
+            FaultLedger.check("typed SQL: hostile identifiers", runs: cases, objectsChecked: cases, cases: cases)
         }
     }
 
@@ -152,7 +152,7 @@ struct PostgresQueryTests {
                 cases += 3
             }
             #expect(try c.query("select cardinality(\([String]())), cardinality(\([Int]())), cardinality(\([UUID]()))").first((Int, Int, Int).self) == (0, 0, 0))
-            FaultLedger.record("typed SQL: binary arrays", runs: cases, faults: 0, objectsChecked: cases, losses: 0, cases: cases)
+            FaultLedger.check("typed SQL: binary arrays", runs: cases, objectsChecked: cases, cases: cases)
         }
     }
 
@@ -196,7 +196,7 @@ struct PostgresQueryTests {
             #expect(missing.message.contains("no column \"b\"") && missing.message.contains("select 1 as a"))
             let bad = try #require(throws: PostgresError.self) { try c.query("select 1 as a, 'x' as b").first((Int, Int).self) }
             #expect(bad.message.contains("\"b\"") && bad.message.contains("column 2"))
-            FaultLedger.record("typed SQL: decoding dates in six time zones", runs: cases, faults: 0, objectsChecked: cases, losses: 0, cases: cases)
+            FaultLedger.check("typed SQL: decoding dates in six time zones", runs: cases, objectsChecked: cases, cases: cases)
         }
     }
 }

@@ -4,7 +4,7 @@ import TestSupport
 
 /// `queryPrepared`: a query planned once per session, prepared again under a new name after anything that may have
 /// dropped it, never failing because a script deallocated it (which inside a transaction would abort it).
-@Suite("prepared queries")
+@Suite("prepared queries", .needsCluster)
 struct PreparedQueryTests {
     func prepared(_ c: Connection) throws -> Int {
         try c.query("select count(*) from pg_prepared_statements where name like 'steward\\_%'").scalar(Int.self)

@@ -3,7 +3,7 @@ import Postgres
 import Testing
 import TestSupport
 
-@Suite("rows read in place (forEachRow)")
+@Suite("rows read in place (forEachRow)", .needsCluster)
 struct ResultCellsTests {
     @Test("cells read in place equal the decoded rows: strings, NULL apart from empty, uuids from the server's text")
     func sameAsRows() throws {

@@ -4,7 +4,7 @@ import Postgres
 import Testing
 import TestSupport
 
-@Suite("a database session's calls are cancelled with their task")
+@Suite("a database session's calls are cancelled with their task", .needsCluster)
 struct SessionCancellationTests {
     func observerSession(_ db: TestDatabase) throws -> DatabaseSession {
         DatabaseSession(try ConnectionString(db.url), label: "observer", logger: .silent)

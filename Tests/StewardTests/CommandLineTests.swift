@@ -59,7 +59,7 @@ struct CommandLineTests {
                            losses: result.exitCode == 78 && result.stderr.contains(path + expected) ? 0 : 1)
     }
 
-    @Test("a password file readable by others is refused; a private one works and never shows")
+    @Test("a password file readable by others is refused; a private one works and never shows", .needsCluster)
     func passwordFile() throws {
         try withTestDatabase { db in
             let secret = NSTemporaryDirectory() + "steward-pw-\(UUID().uuidString)"
@@ -86,7 +86,7 @@ struct CommandLineTests {
         }
     }
 
-    @Test("STEWARD_DATABASE_URL is the default; --json prints one parseable object")
+    @Test("STEWARD_DATABASE_URL is the default; --json prints one parseable object", .needsCluster)
     func environmentAndJSON() throws {
         try withTestDatabase { db in
             let env = ["STEWARD_DATABASE_URL": db.url, "STEWARD_MIGRATIONS_DIR": TestEnvironment.migrationsDirectory]
@@ -108,7 +108,7 @@ struct CommandLineTests {
         }
     }
 
-    @Test("exit 2 for drift: status after a tampered file, verify after a dropped policy")
+    @Test("exit 2 for drift: status after a tampered file, verify after a dropped policy", .needsCluster)
     func driftExitCodes() throws {
         try withTestDatabase { db in
             let folder = try MigrationFolder.withProjectFiles()
@@ -129,7 +129,7 @@ struct CommandLineTests {
         }
     }
 
-    @Test("a pending file with its own BEGIN/COMMIT: status and verify show the state and name the file; migrate still refuses it")
+    @Test("a pending file with its own BEGIN/COMMIT: status and verify show the state and name the file; migrate still refuses it", .needsCluster)
     func fileWithItsOwnTransaction() throws {
         try withTestDatabase { db in
             let folder = try MigrationFolder.withProjectFiles()
@@ -151,7 +151,7 @@ struct CommandLineTests {
         }
     }
 
-    @Test("verify's advice about the quickstart appears only where its objects are: another app gets none of it")
+    @Test("verify's advice about the quickstart appears only where its objects are: another app gets none of it", .needsCluster)
     func adviceOnAnotherApp() throws {
         try withTestDatabase { db in
             let folder = try MigrationFolder(files: ["0001_app.sql": """
@@ -175,7 +175,7 @@ struct CommandLineTests {
         }
     }
 
-    @Test("an enum and a view (once \"not compared\") are compared: clean after migrate, a new label is drift, and adopt records them")
+    @Test("an enum and a view (once \"not compared\") are compared: clean after migrate, a new label is drift, and adopt records them", .needsCluster)
     func enumAndViewCompared() throws {
         try withTestDatabase { db in
             let folder = try MigrationFolder(files: [
@@ -201,7 +201,7 @@ struct CommandLineTests {
         }
     }
 
-    @Test("logs: syslog priority prefixes under journald, one JSON object a line with --log-format json")
+    @Test("logs: syslog priority prefixes under journald, one JSON object a line with --log-format json", .needsCluster)
     func logFormats() throws {
         try withTestDatabase { db in
             let args = ["migrate", "--database-url", db.url, "--migrations", TestEnvironment.migrationsDirectory]

@@ -3,7 +3,7 @@ import Postgres
 import Testing
 import TestSupport
 
-@Suite("migrators racing and dying")
+@Suite("migrators racing and dying", .needsCluster)
 struct ConcurrencyTests {
     @Test("two migrators at once: the second waits for the lock, names the holder, and every file is applied once")
     func twoMigrators() throws {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-@Suite("the control socket under hostile input")
+@Suite("the control socket under hostile input", .needsCluster)
 struct ControlSocketTests {
     /// A running daemon on a fresh database, for one test.
     func withDaemon(_ body: (DaemonProcess) throws -> Void) throws {

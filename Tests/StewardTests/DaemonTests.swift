@@ -21,7 +21,7 @@ func runs(_ db: TestDatabase, _ condition: String = "true") throws -> Int {
     try db.connect().query("select count(*) from steward.job_runs where \(unescaped: condition)").rows[0].decode(Int.self, at: 0)
 }
 
-@Suite("steward run: the daemon as a real process")
+@Suite("steward run: the daemon as a real process", .needsCluster)
 struct DaemonTests {
     @Test("READY=1 after the database is checked, STATUS lines, watchdog pings, STOPPING=1 and exit 0 on SIGTERM")
     func systemdNotify() throws {
@@ -224,7 +224,7 @@ struct DaemonTests {
     }
 }
 
-@Suite("steward run: shutdown and metrics")
+@Suite("steward run: shutdown and metrics", .needsCluster)
 struct DaemonShutdownTests {
     @Test("SIGTERM waits for a running job up to shutdown_timeout; a second signal exits at once")
     func secondSignal() throws {

@@ -5,7 +5,7 @@ import TestSupport
 
 /// PostgreSQL restarted the hard way (`pg_ctl restart -m immediate`) in the middle of Steward's work, in a cluster
 /// of the test's own. The daemon-idle case is in DaemonTests.
-@Suite("fault and load: PostgreSQL restarted mid-work")
+@Suite("fault and load: PostgreSQL restarted mid-work", .needsCluster)
 struct DatabaseFaultTests {
     @Test("restarted during a migration: nothing of the file is left, no history row twice, the rerun applies it once")
     func restartDuringMigration() throws {
@@ -35,14 +35,19 @@ struct DatabaseFaultTests {
         let rerun = try StewardProcess.run(args)
         #expect(rerun.exitCode == 0, "\(rerun.output)")
         let c = try cluster.database.connect()
-        #expect(try c.query("select count(*) from public.restart_probe").rows[0].decode(Int.self, at: 0) == 1)
-        #expect(try c.query("select count(*) from (select version from steward.schema_migrations group by version having count(*) > 1) d")
-            .rows[0].decode(Int.self, at: 0) == 0)
+        let probeRows = try c.query("select count(*) from public.restart_probe").rows[0].decode(Int.self, at: 0)
+        #expect(probeRows == 1)
+        let twice = try c.query("select count(*) from (select version from steward.schema_migrations group by version having count(*) > 1) d")
+            .rows[0].decode(Int.self, at: 0)
+        #expect(twice == 0)
         let versions = try c.query("select version from steward.schema_migrations order by version").rows.map { try $0.decode(String.self, at: 0) }
-        #expect(versions == ["0001", "0002", "0003", "0004", "0005", "0006"])
+        let expected = ["0001", "0002", "0003", "0004", "0005", "0006"]
+        #expect(versions == expected)
         let verify = try StewardProcess.run(["status", "--database-url", cluster.url, "--migrations", folder.path])
         #expect(verify.exitCode == 0, "\(verify.output)")
-        FaultLedger.record("PostgreSQL restarted during a migration", runs: 2, faults: 1, objectsChecked: versions.count, losses: 0)
+        // Lost: the file's row applied other than once, a version recorded twice, a version missing or extra.
+        FaultLedger.record("PostgreSQL restarted during a migration", runs: 2, faults: 1, objectsChecked: versions.count,
+                           losses: abs(probeRows - 1) + twice + Set(expected).symmetricDifference(versions).count)
     }
 
     @Test("restarted during a cleanup batch: the daemon survives, reports the interrupted run, and the next run finishes the job")

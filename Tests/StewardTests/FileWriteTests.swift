@@ -132,7 +132,7 @@ struct FileWriteTests {
         #expect(!FileManager.default.fileExists(atPath: base + "/shared/inner/f"))
     }
 
-    @Test("generate --out: a link to root's file, another user's file and a shared folder are refused; a write is whole, mode 600")
+    @Test("generate --out: a link to root's file, another user's file and a shared folder are refused; a write is whole, mode 600", .needsCluster)
     func secretOut() throws {
         try AppleWorld.with { w in
             let config = try w.config()
@@ -174,7 +174,7 @@ struct FileWriteTests {
         }
     }
 
-    @Test("generate --out killed at random moments: the secret is never readable by others, never half written")
+    @Test("generate --out killed at random moments: the secret is never readable by others, never half written", .needsCluster)
     func killedMidWrite() throws {
         try AppleWorld.with { w in
             var random = SeededGenerator.fromEnvironment()
@@ -209,7 +209,7 @@ struct FileWriteTests {
         }
     }
 
-    @Test("the metrics textfile is never written through a link or over another user's file")
+    @Test("the metrics textfile is never written through a link or over another user's file", .needsCluster)
     func metricsTextfile() throws {
         try withTestDatabase { db in
             let folder = NSTemporaryDirectory() + "steward-metrics-\(UUID().uuidString.prefix(8))"

@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 /// `steward fleet …` through the built binary, on 30 databases of one local cluster as 30 targets in two stages.
-@Suite("fleet: 30 targets, canary then production, resume", .serialized)
+@Suite("fleet: 30 targets, canary then production, resume", .serialized, .needsCluster)
 struct FleetCommandTests {
     /// The object that makes 0003_handle_new_user.sql fail: a function of the same name and arguments, another result type.
     static let blocker = "create function public.handle_new_user() returns int language sql as 'select 1'"

@@ -5,7 +5,7 @@ import TestSupport
 
 @Suite("steward job run, config check, status with jobs, the systemd unit")
 struct JobCommandTests {
-    @Test("job run: dry run changes nothing, a real run deletes old history, both recorded; a held lock exits 75")
+    @Test("job run: dry run changes nothing, a real run deletes old history, both recorded; a held lock exits 75", .needsCluster)
     func jobRun() throws {
         try withTestDatabase { db in
             let args = ["job", "run", "prune-history", "--database-url", db.url]
@@ -35,7 +35,7 @@ struct JobCommandTests {
         }
     }
 
-    @Test("job run: a run left 'running' by a dead instance is marked failed with the reason")
+    @Test("job run: a run left 'running' by a dead instance is marked failed with the reason", .needsCluster)
     func interruptedRun() throws {
         try withTestDatabase { db in
             _ = try StewardProcess.run(["job", "run", "prune-history", "--database-url", db.url, "--dry-run"])
@@ -73,7 +73,7 @@ struct JobCommandTests {
         }
     }
 
-    @Test("status shows the leader and each job's last run")
+    @Test("status shows the leader and each job's last run", .needsCluster)
     func statusWithJobs() throws {
         try withTestDatabase { db in
             let daemon = try DaemonProcess(databaseURL: db.url, host: "gamma", config: "[job.prune-history]\nschedule = @every 1s\n")

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-@Suite("a job's timeout cuts its blocking calls")
+@Suite("a job's timeout cuts its blocking calls", .needsCluster)
 struct JobTimeoutTests {
     @Test("a Storage request that never answers is cut at the job's timeout: the run ends within a second of it, recorded failed")
     func hangingTransfer() throws {

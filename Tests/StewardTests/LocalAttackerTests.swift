@@ -4,7 +4,7 @@ import TestSupport
 
 /// What another user on the machine can do to the control socket: hold its connections, squat its path,
 /// leave files where it goes, answer in the daemon's place.
-@Suite("the control socket against other local users")
+@Suite("the control socket against other local users", .needsCluster)
 struct LocalAttackerTests {
     /// Users other than root to connect as (Debian's system users), at least `count` of them.
     func otherUsers(_ count: Int) throws -> [String] {

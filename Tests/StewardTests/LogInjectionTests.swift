@@ -5,7 +5,7 @@ import OutputText
 
 /// Values from the database reach the log (the username-check job logs every new finding with its username):
 /// a username holding CR LF, NEL, U+2028 or escape sequences must not start a new journal line or reach the terminal raw.
-@Suite("logs: outside values cannot forge a line, in text, journald or JSON format")
+@Suite("logs: outside values cannot forge a line, in text, journald or JSON format", .needsCluster)
 struct LogInjectionTests {
     static let hostileUsernames = [
         "bob\r\n<2>forged: root password changed", "eve\n<0>forged emergency", "mal\u{85}<2>forged after NEL",

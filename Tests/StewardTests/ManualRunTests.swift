@@ -3,7 +3,7 @@ import Postgres
 import Testing
 import TestSupport
 
-@Suite("steward ctl run goes through the scheduler")
+@Suite("steward ctl run goes through the scheduler", .needsCluster)
 struct ManualRunTests {
     /// `steward run` with prune-history scheduled far away, so only `ctl run` starts it.
     func daemon(_ db: TestDatabase, shutdownTimeout: Int) throws -> DaemonProcess {

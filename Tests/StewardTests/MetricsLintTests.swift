@@ -4,7 +4,7 @@ import TestSupport
 
 /// `steward ctl metrics` as Prometheus's own linter reads it: a real daemon against a migrated database and the
 /// Storage emulator, every job run once over the socket, then `promtool check metrics` on what it printed.
-@Suite("metrics: the real ctl metrics output passes promtool check metrics")
+@Suite("metrics: the real ctl metrics output passes promtool check metrics", .needsCluster)
 struct MetricsLintTests {
     @Test("every job run once, then promtool check metrics finds nothing to complain about")
     func promtoolCheckMetrics() throws {

@@ -40,7 +40,7 @@ func storedRunText(_ db: TestDatabase) throws -> String {
         .map { try $0.decode(String.self, at: 0) }.joined(separator: "\n")
 }
 
-@Suite("answers from remote peers: invalid Retry-After, huge bodies, echoed secrets, hangs", .serialized)
+@Suite("answers from remote peers: invalid Retry-After, huge bodies, echoed secrets, hangs", .needsCluster, .serialized)
 struct PeerAnswerTests {
     @Test("Retry-After: nan from Storage, the Management API and a webhook is ignored (named in the log), never a trap")
     func retryAfterNaN() throws {
@@ -77,7 +77,7 @@ struct PeerAnswerTests {
             defer { try? FileManager.default.removeItem(atPath: path) }
             let normal = try MeasuredProcess.run(arguments, timeout: 60)
             #expect(normal.exitCode == 0, "\(normal.output.suffix(2000))")
-            var runs = 1
+            var runs = 1, lost = 0
             for bytes in [-1, 2_000_000_000] {
                 let names = ["h\(runs)a.jpeg", "h\(runs)b.jpeg"]
                 try w.storage.reset()
@@ -95,10 +95,12 @@ struct PeerAnswerTests {
                 #expect(huge.maxRSSKiB < normal.maxRSSKiB + 64 * 1024, "peak RSS \(huge.maxRSSKiB) KiB against \(normal.maxRSSKiB) KiB for a normal run")
                 #expect(huge.seconds < 30, "took \(huge.seconds) s")
                 // Nothing referenced went: the kept objects are all there.
-                #expect(try w.storage.objects().isSuperset(of: ["keep0.jpeg", "keep1.jpeg"]))
+                let missing = Set(["keep0.jpeg", "keep1.jpeg"]).subtracting(try w.storage.objects())
+                lost += missing.count
+                #expect(missing.isEmpty, "\(missing)")
                 print("huge answer (\(bytes) bytes): exit \(huge.exitCode ?? -1), \(String(format: "%.1f", huge.seconds)) s, peak RSS \(huge.maxRSSKiB) KiB (normal run \(normal.maxRSSKiB) KiB)")
             }
-            FaultLedger.record("peer answers: endless and 2 GB bodies", runs: runs, faults: 2, objectsChecked: 4, losses: 0)
+            FaultLedger.record("peer answers: endless and 2 GB bodies", runs: runs, faults: 2, objectsChecked: 4, losses: lost)
         }
     }
 
@@ -153,8 +155,8 @@ struct PeerAnswerTests {
                 Issue.record("a secret (\(secret.prefix(6))…) showed in: \(text.suffix(800))")
             }
         }
-        FaultLedger.record("secrets: echoed by a peer", runs: runs, faults: runs, objectsChecked: texts.count, losses: 0,
-                           cases: secrets.count * texts.count, secretsFound: secretsFound)
+        FaultLedger.check("secrets: echoed by a peer", runs: runs, faults: runs, objectsChecked: texts.count,
+                          cases: secrets.count * texts.count, secretsFound: secretsFound)
         #expect(secretsFound == 0)
     }
 
@@ -225,51 +227,7 @@ struct PeerAnswerTests {
     }
 }
 
-/// Hostile HTTP answers from a seeded generator: broken status lines, Retry-After in every wrong form, lengths that
-/// lie, JSON with numbers past Int64 or Double, deep nesting, invalid UTF-8 and control characters.
-struct HostileAnswers {
-    private var random: SeededGenerator
-    init(seed: UInt64) { random = SeededGenerator(seed: seed) }
-
-    mutating func next() -> UInt64 { random.next() }
-
-    mutating func pick<T>(_ items: [T]) -> T { items[Int(next() % UInt64(items.count))] }
-
-    mutating func answer() -> [UInt8] {
-        let status = next() % 2 == 0
-            ? pick(["HTTP/1.1 429 Too Many Requests", "HTTP/1.1 503 Unavailable", "HTTP/1.1 500 x"])
-            : pick(["HTTP/1.1 200 OK", "HTTP/1.1 400 Bad Request", "HTTP/1.1 999 What", "HTTP/1.1 204 No Content", "HTTP/1.0 200", "HTTP/1.1 20",
-                    "HTTP/1.1 -1 x", "HTTP/1.1 200 \u{1B}[31m", "garbage", ""])
-        // Values a server may send that are not a wait (valid long waits are left to the property test: they only slow a run down).
-        let retryAfter = next() % 3 != 0
-            ? pick(["nan", "NaN", "inf", "-inf", "-1", "1e400", "1e300", "-0", "0x10", "1.5", "", " ", "\u{7F}", "\u{FEFF}0", "0, 0",
-                    "Mon, 32 Foo 2024 25:61:61 GMT", "18446744073709551616.5"])
-            : pick(["Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994", "0", "1", " 0 "])
-        let body = pick(["[]", "[{\"name\": 1e400}]", "[{\"name\": \"o1.jpeg\", \"bucket_id\": 18446744073709551616}]",
-                         "[{\"name\": \"o1.jpeg\", \"metadata\": {\"size\": -9.3e18}}]", "{\"statusCode\": 1e400, \"message\": -0.5, \"error\": 18446744073709551617}",
-                         "{\"statusCode\": \"429\", \"message\": \"\\u0000\\n\\r\\u001b[2J\"}", "{\"statusCode\": 404.5}", "NaN", "-", "1e99999",
-                         String(repeating: "[", count: 5000), String(repeating: "[", count: 300) + String(repeating: "]", count: 300),
-                         "{\"external_apple_enabled\": 1e400, \"external_apple_secret\": 18446744073709551616, \"external_apple_client_id\": []}",
-                         "{\"external_apple_secret\": \"\\ud800\"}", "\"just a string\"", "null", ""])
-        var lines = [status]
-        if next() % 5 != 0 { lines.append("Retry-After: \(retryAfter)") }
-        if next() % 4 == 0 { lines.append("Retry-After: \(pick(["nan", "0", "-5"]))") }
-        if next() % 2 == 0 { lines.append("Content-Type: \(pick(["application/json", "text/html", "application/json; charset=\u{1}"]))") }
-        var bodyBytes = Array(body.utf8)
-        if next() % 6 == 0 { bodyBytes += [0xFF, 0xFE, 0xC3, 0x28, 0xED, 0xA0, 0x80] }
-        switch next() % 10 {
-        case 0: lines.append("Content-Length: \(bodyBytes.count + Int(next() % 50) + 1)")       // says more than comes
-        case 1: lines.append("Content-Length: \(pick(["-1", "nan", "18446744073709551616", "abc"]))")
-        case 2: lines.append("Transfer-Encoding: chunked"); bodyBytes = Array("\(pick(["zz", "ffffffffffffffffff", "-1", "5"]))\r\n".utf8) + bodyBytes
-        default: lines.append("Content-Length: \(bodyBytes.count)")
-        }
-        if next() % 5 == 0 { lines.append(pick(["X-Bad", ": empty name", "X-Long: " + String(repeating: "a", count: 9000), "X-Ctl: a\u{0}b"])) }
-        lines.append("Connection: close")
-        return Array((lines.joined(separator: "\r\n") + "\r\n\r\n").utf8) + bodyBytes
-    }
-}
-
-@Suite("answers from remote peers: generated hostile answers against the real binary", .serialized)
+@Suite("answers from remote peers: generated hostile answers against the real binary", .needsCluster, .serialized)
 struct HostilePeerAnswerTests {
     /// Posts `settings` to an emulator's fault route; returns how many raw answers are still queued.
     @discardableResult
@@ -328,8 +286,8 @@ struct HostilePeerAnswerTests {
             }
         }
         print("hostile answers: \(cases) served in \(runs) runs, \(ignored) invalid Retry-After headers ignored, \(crashes) crashes")
-        FaultLedger.record("peer answers: fuzzed and hostile", runs: runs, faults: cases, objectsChecked: 0, losses: 0,
-                           cases: cases, crashes: crashes)
+        FaultLedger.check("peer answers: fuzzed and hostile", runs: runs, faults: cases,
+                          cases: cases, crashes: crashes)
         #expect(crashes == 0)
         #expect(cases > 0)
     }

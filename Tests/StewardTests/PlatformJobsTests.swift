@@ -5,7 +5,7 @@ import TestSupport
 
 /// Every job and `verify` on the real-privilege shim, in both default-privilege modes, with and without the
 /// supautils stand-in: nothing Steward runs needs a power the platform does not give postgres.
-@Suite("the jobs and verify on today's platform privileges")
+@Suite("the jobs and verify on today's platform privileges", .needsCluster)
 struct PlatformJobsTests {
     @Test("orphan-avatars deletes exactly the orphans through the Storage API and counts unowned objects",
           arguments: TestDatabase.GrantMode.allCases, [true, false])

@@ -3,7 +3,7 @@ import Postgres
 import Testing
 import TestSupport
 
-@Suite("fault and load: the leader killed mid-job")
+@Suite("fault and load: the leader killed mid-job", .needsCluster)
 struct ProcessFaultTests {
     @Test("kill -9 of the leader mid-batch: the other daemon takes over within the bound, settles what was in flight, loses nothing")
     func leaderKilledMidJob() throws {

@@ -5,7 +5,7 @@ import TestSupport
 
 /// Long runs say how far they have got: `import-legacy-users` filling 1000 profiles a statement, held at its last
 /// batch by a row lock on the last profile, so the run is caught in the middle for as long as the test needs.
-@Suite("progress of long runs: log lines, ctl jobs, the metric, the terminal line")
+@Suite("progress of long runs: log lines, ctl jobs, the metric, the terminal line", .needsCluster)
 struct ProgressTests {
     static let job = "import-legacy-users"
 

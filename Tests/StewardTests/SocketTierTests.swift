@@ -6,7 +6,7 @@ import TestSupport
 /// user (here `daemon`) in a folder root gave it (mode 0750, like RuntimeDirectory=steward), the socket is 0660
 /// and group-owned by the daemon's group. A member of that group reads; only root and the daemon's user change
 /// anything; anyone else cannot connect at all.
-@Suite("control socket tiers with a real second user: readers read, only root and the service's user change")
+@Suite("control socket tiers with a real second user: readers read, only root and the service's user change", .needsCluster)
 struct SocketTierTests {
     /// `steward arguments…` as `user`, with `groups` as its supplementary groups (setpriv, no shell).
     static func steward(as user: String, group: String, groups: [String] = [], _ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {

@@ -1,5 +1,5 @@
 import Foundation
-import OutputText
+import StewardJSON
 
 /// Generated object names and the references real apps store for them (every form the orphan cleanup must
 /// recognise), for property tests that try to make a referenced object a candidate.

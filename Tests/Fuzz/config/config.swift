@@ -1,4 +1,4 @@
-// fuzz-modules: FileSystem OutputText StewardLog Config
+// fuzz-modules: FileSystem OutputText StewardJSON StewardLog Config
 import Config
 
 /// Every form a key can take, in sections of their own, so the fuzzer reaches each parser the real keys use (the real

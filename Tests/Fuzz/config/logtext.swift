@@ -1,6 +1,7 @@
-// fuzz-modules: FileSystem OutputText StewardLog
+// fuzz-modules: FileSystem OutputText StewardJSON StewardLog
 import StewardLog
 import OutputText
+import StewardJSON
 
 /// libFuzzer entry: outside text → log escaping and secret redaction. An escaped value never holds a control
 /// character or line break; a secret (the first half of the input) never survives redaction.

@@ -1,5 +1,5 @@
-// fuzz-sources: Sources/HTTP/ResponseSink.swift Sources/HTTP/RetryAfter.swift Sources/HTTP/RetryPolicy.swift Sources/HTTP/PeerTextRedactor.swift Sources/HTTP/HTTPRequest.swift Sources/Storage/JSONValue.swift Sources/Storage/DeleteAnswer.swift Sources/Storage/StorageError.swift Sources/Apple/AuthConfigAnswer.swift
-// fuzz-modules: OutputText
+// fuzz-sources: Sources/HTTP/ResponseSink.swift Sources/HTTP/RetryAfter.swift Sources/HTTP/RetryPolicy.swift Sources/HTTP/PeerTextRedactor.swift Sources/HTTP/HTTPRequest.swift Sources/HTTP/HTTPError.swift Sources/Storage/JSONValue.swift Sources/Storage/DeleteAnswer.swift Sources/Storage/StorageError.swift Sources/Apple/AuthConfigAnswer.swift
+// fuzz-modules: OutputText StewardJSON
 import Foundation
 
 /// libFuzzer entry: one input is a whole HTTP answer as a peer might send it (status line, headers, blank line,

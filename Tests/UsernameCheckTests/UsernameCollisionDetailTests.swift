@@ -3,7 +3,7 @@ import Postgres
 import Testing
 import TestSupport
 
-@Suite("username-check collision details, in large groups of generated look-alikes")
+@Suite("username-check collision details, in large groups of generated look-alikes", .needsCluster)
 struct UsernameCollisionDetailTests {
     /// A username built from `base` (Latin a c e o p and other letters): each of a c e o p may become its Cyrillic
     /// twin (another normal form, the same skeleton), and any letter upper case (the same normal form).

@@ -6,7 +6,7 @@ import Testing
 import TestSupport
 
 /// `import-legacy-users`: fills empty profile fields from the `User` table, reports every row it will not import.
-@Suite("importing the legacy User table into profiles")
+@Suite("importing the legacy User table into profiles", .needsCluster)
 struct LegacyImportTests {
     static let importer = LegacyUserImport(schema: "public", table: "User", userIDColumn: "userID", nameColumn: "name", emailColumn: "email")
 

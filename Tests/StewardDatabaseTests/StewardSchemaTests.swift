@@ -33,7 +33,7 @@ func stewardSchemaVersion(_ c: Connection) throws -> Int {
     try c.query("select coalesce(max(version), 0) from steward.bookkeeping_version").rows[0].decode(Int.self, at: 0)
 }
 
-@Suite("Steward's own schema: the owners' .sql files, versioned")
+@Suite("Steward's own schema: the owners' .sql files, versioned", .needsCluster)
 struct StewardSchemaTests {
     /// The scripts as Steward ran them before the DDL moved to .sql files, frozen in the fixture.
     static func scriptsBeforeFiles() throws -> [String] {

@@ -3,7 +3,7 @@ import Postgres
 import Testing
 import TestSupport
 
-@Suite("the username-check job and the opt-in enforcement, against a real database")
+@Suite("the username-check job and the opt-in enforcement, against a real database", .needsCluster)
 struct UsernameCheckTests {
     /// A migrated database whose profiles hold one username per entry (signed up through auth.users).
     func withProfiles(_ usernames: [String?], _ body: (TestDatabase, [String: String]) throws -> Void) throws {

@@ -63,7 +63,7 @@ struct PeerTextPropertyTests {
             if out.firstRange(of: Array(secret.utf8)) != nil || out.firstRange(of: Array(form.utf8)) != nil { survived += 1; Issue.record("seed \(seed): the secret survived in \(quoted)") }
             #expect(!quoted.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }, "seed \(seed): a control character in \(quoted)")
         }
-        FaultLedger.record("secrets: planted in generated peer text", runs: 0, faults: 0, objectsChecked: 0, losses: 0, cases: 3000, secretsFound: survived)
+        FaultLedger.check("secrets: planted in generated peer text", runs: 0, cases: 3000, secretsFound: survived)
         #expect(survived == 0)
     }
 }

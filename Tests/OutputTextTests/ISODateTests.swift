@@ -34,6 +34,7 @@ struct ISODateTests {
             }
         }
         #expect(mismatches == 0)
+        #expect(ISODate.string(Date(timeIntervalSince1970: 1_795_876_870.9)) == "2026-11-28T14:41:10Z")
     }
 
     @Test("instants outside any calendar print as infinity, never trap")
@@ -43,5 +44,9 @@ struct ISODateTests {
         #expect(ISODate.string(Date(timeIntervalSince1970: 2e15)) == "infinity")
         #expect(ISODate.string(Date(timeIntervalSince1970: .nan)).hasSuffix("infinity"))
         #expect(ISODate.string(Date(timeIntervalSince1970: 9e14)).hasSuffix("Z"))
+        for odd in [1e300, -1e300] {
+            let text = ISODate.string(Date(timeIntervalSince1970: odd))
+            #expect(text.hasSuffix("Z") || text.hasSuffix("infinity"), "\(odd): \(text)")
+        }
     }
 }

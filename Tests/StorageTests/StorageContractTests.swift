@@ -7,7 +7,7 @@ import OutputText
 
 /// The Storage emulator against Supabase's own Python client, and Steward's Storage client against the real server's
 /// error model (transient conditions as HTTP 400 with statusCode "503" or "423" in the body).
-@Suite("the Storage contract: storage3 against the emulator, Steward against the real error model")
+@Suite("the Storage contract: storage3 against the emulator, Steward against the real error model", .needsCluster)
 struct StorageContractTests {
     @Test("storage3 uploads (multipart and raw), duplicates, upserts, downloads, lists, removes and reads the bucket as the server answers",
           arguments: TestDatabase.GrantMode.allCases)

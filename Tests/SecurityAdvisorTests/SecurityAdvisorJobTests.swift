@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 /// `steward advise` and the job `security-advisor` through the real binary, on the older tutorial's `User` table.
-@Suite("security advisor: advise's exit codes, the job's findings, alerts and resolution")
+@Suite("security advisor: advise's exit codes, the job's findings, alerts and resolution", .needsCluster)
 struct SecurityAdvisorJobTests {
     func json(_ text: String) throws -> [String: Any] {
         try #require(JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], "\(text)")

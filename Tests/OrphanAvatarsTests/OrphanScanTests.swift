@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 
 /// The scan's own reading of references and its pages of candidates, tried with generated inputs.
-@Suite("orphan scan: the SQL reading and the pages of candidates")
+@Suite("orphan scan: the SQL reading and the pages of candidates", .needsCluster)
 struct OrphanScanTests {
     /// Values close to the common URL: each differs from it in one piece (scheme, host, route, access, segments,
     /// query), so every test the SQL reading makes is met both ways.

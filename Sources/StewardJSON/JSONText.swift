@@ -1,3 +1,5 @@
+import OutputText
+
 /// JSON string quoting without Foundation's encoder, for log lines and hand-built replies.
 public enum JSONText {
     /// `value` as a JSON string literal, quotes included; controls, DEL, C1, U+2028/2029 and bidi overrides are `\u` escapes.

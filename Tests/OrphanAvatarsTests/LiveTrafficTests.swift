@@ -13,7 +13,7 @@ private struct Traffic: Sendable {
     var errors: [String] = []
 }
 
-@Suite("fault and load: cleanup under live traffic")
+@Suite("fault and load: cleanup under live traffic", .needsCluster)
 struct LiveTrafficTests {
     static let clients = 20
     static let trafficSeconds = 10.0

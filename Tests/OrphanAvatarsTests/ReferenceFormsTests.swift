@@ -83,7 +83,7 @@ struct ReferenceFormsTests {
     static let cases = 2500
     static let jobConfig = "max_fraction = 1\nmax_per_run = 1000000\nbatch_size = 1000\n"
 
-    @Test("property: references in every form, read by the scan, keep their objects and their NFD twins; true orphans go")
+    @Test("property: references in every form, read by the scan, keep their objects and their NFD twins; true orphans go", .needsCluster)
     func scan() throws {
         let seed = ReferenceWorld.seed()
         print("reference forms (scan): seed \(seed); replay with STEWARD_TEST_SEED=\(seed)")
@@ -151,7 +151,7 @@ struct ReferenceFormsTests {
         }
     }
 
-    @Test("property: the same forms written after the scan are caught by the re-check before the batch or inside the fence")
+    @Test("property: the same forms written after the scan are caught by the re-check before the batch or inside the fence", .needsCluster)
     func recheck() throws {
         let seed = ReferenceWorld.seed()
         print("reference forms (re-check): seed \(seed); replay with STEWARD_TEST_SEED=\(seed)")
@@ -193,7 +193,7 @@ struct ReferenceFormsTests {
         }
     }
 
-    @Test("property: the definition itself, 20,000 generated references: each may name its object; an orphan beside it, never")
+    @Test("property: the definition itself, 20,000 generated references: each may name its object; an orphan beside it, never", .needsCluster)
     func definition() throws {
         // The generator runs on a seed derived from the session's; every message names the session's (the one to replay).
         let replay = ReferenceWorld.seed()
@@ -235,7 +235,7 @@ struct ReferenceFormsTests {
     }
 }
 
-@Suite("reference forms: the reproductions")
+@Suite("reference forms: the reproductions", .needsCluster)
 struct ReferenceReproductionTests {
     @Test("41 objects referenced in the forms real apps store: none deleted, the orphans beside them are")
     func fortyOne() throws {
@@ -349,7 +349,7 @@ struct ReferenceReproductionTests {
 
 /// The upload path `MVf://ệW2gwv3/` (its first folder ends with `:`, so it reads as a URL that is not Storage's) for
 /// the object Storage holds as `MVf:/ệW2gwv3` (runs of `/` and the trailing `/` dropped), in NFC and in NFD bytes.
-@Suite("reference forms: an upload path that reads as a URL")
+@Suite("reference forms: an upload path that reads as a URL", .needsCluster)
 struct SchemeLikeUploadPathTests {
     static let nfc = "MVf:/\u{1EC7}W2gwv3"
     static let nfd = nfc.decomposedStringWithCanonicalMapping
@@ -405,7 +405,7 @@ struct SchemeLikeUploadPathTests {
     }
 }
 
-@Suite("the fence and the API roles' timeouts")
+@Suite("the fence and the API roles' timeouts", .needsCluster)
 struct FenceBudgetTests {
     @Test("Storage slower than the fence allows: the run stops after the first fenced timeout; a profile save meanwhile succeeds")
     func slowStorage() throws {

@@ -44,7 +44,7 @@ struct MentionWorld {
 
 @Suite("the deletion rule: an object stays while any reference mentions it (generated, against the real database)")
 struct MentionRuleTests {
-    @Test("property: 6,000 generated mentions in any encoding and surrounding text each mention their object; orphans are mentioned by none")
+    @Test("property: 6,000 generated mentions in any encoding and surrounding text each mention their object; orphans are mentioned by none", .needsCluster)
     func definition() throws {
         let seed = SeededGenerator.seedFromEnvironment
         print("mention rule (definition): seed \(seed); replay with STEWARD_TEST_SEED=\(seed)")
@@ -114,7 +114,7 @@ struct MentionRuleTests {
         }
     }
 
-    @Test("property: 1,200 generated mentions through the real job and emulator: none deleted, every true orphan is; the summary matches the bucket and the audit")
+    @Test("property: 1,200 generated mentions through the real job and emulator: none deleted, every true orphan is; the summary matches the bucket and the audit", .needsCluster)
     func job() throws {
         let seed = SeededGenerator.seedFromEnvironment ^ 0x0B
         print("mention rule (job): seed \(seed); replay with STEWARD_TEST_SEED=\(seed ^ 0x0B)")
@@ -161,7 +161,7 @@ struct MentionRuleTests {
     }
 }
 
-@Suite("the deletion rule: the reproductions")
+@Suite("the deletion rule: the reproductions", .needsCluster)
 struct MentionReproductionTests {
     /// Each value a profile held, and the objects the run before this rule deleted although the value names them.
     static let forms: [(value: String, objects: [String])] = [
@@ -225,7 +225,7 @@ struct MentionReproductionTests {
     }
 }
 
-@Suite("the deletion rule: hostile and awkward references")
+@Suite("the deletion rule: hostile and awkward references", .needsCluster)
 struct MentionHostileTests {
     @Test("references read through a view in a parallel plan (force_parallel_mode): the decoding does not fail the run")
     func parallelPlan() throws {
