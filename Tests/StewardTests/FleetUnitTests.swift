@@ -32,7 +32,7 @@ struct FleetUnitTests {
         }
     }
 
-    @Test("STEWARD_PROJECT (or [metrics] project) puts project=\"…\" on every sample; without it the metrics are as before")
+    @Test("STEWARD_PROJECT (or [metrics] project) puts project=\"…\" on every sample; without it the metrics are as before", .needsCluster)
     func projectLabel() throws {
         try withTestDatabase { db in
             let labelled = try DaemonProcess(databaseURL: db.url, environment: ["STEWARD_PROJECT": "billing"])
