@@ -108,13 +108,16 @@ for instance in alpha beta; do
     } > "$chroot_dir/etc/steward/$instance.ini"
     chmod 640 "$chroot_dir/etc/steward/$instance.ini"; in_root chgrp steward "/etc/steward/$instance.ini"
     (umask 077; printf '%s' "$password" > "$chroot_dir/etc/steward/$instance.password")
-    in_root steward config check --config "/etc/steward/$instance.ini" >/dev/null 2>&1 || fail "config check of /etc/steward/$instance.ini"
     # LoadCredential= and RuntimeDirectory= of the instance.
     credentials=/run/credentials/steward@$instance.service
     install -d -m 700 "$chroot_dir$credentials"
     credential=$(unit_value LoadCredential | sed "s/%i/$instance/g")
     cp "$chroot_dir${credential#*:}" "$chroot_dir$credentials/${credential%%:*}"
     in_root chown -R steward:steward "$credentials"
+    # Checked as the service's user, who owns the credential (as under systemd).
+    chroot --userspec=steward:steward "$chroot_dir" /usr/bin/env -i PATH=/usr/bin:/bin CREDENTIALS_DIRECTORY="$credentials" \
+        steward config check --config "/etc/steward/$instance.ini" >"$work/$instance.check" 2>&1 \
+        || { cat "$work/$instance.check" >&2; fail "config check of /etc/steward/$instance.ini"; }
     install -d -m 750 "$chroot_dir/run/steward/$instance"
     in_root chown steward:steward "/run/steward/$instance"
     environment=$(unit_value Environment | sed "s/%i/$instance/g")
@@ -127,10 +130,11 @@ for instance in alpha beta; do
 done
 for instance in alpha beta; do
     prom=$chroot_dir/var/lib/prometheus/node-exporter/steward-$instance.prom
-    for _ in $(seq 1 60); do grep -q "^steward_database_up{project=\"$instance\"} 1$" "$prom" 2>/dev/null && break; sleep 1; done
-    grep -q "^steward_database_up{project=\"$instance\"} 1$" "$prom" 2>/dev/null \
-        || { stop_instances; cat "$work/$instance.log" >&2; cat "$prom" >&2 2>/dev/null; fail "steward@$instance: no steward_database_up{project=\"$instance\"} 1 in its textfile"; }
-    grep -q "^steward_leader{project=\"$instance\"} 1$" "$prom" || { stop_instances; cat "$prom" >&2; fail "steward@$instance does not lead its project"; }
+    # The textfile is written every [metrics] interval (15 s): the one written after the instance took the lead.
+    for _ in $(seq 1 90); do grep -q "^steward_leader{project=\"$instance\"} 1$" "$prom" 2>/dev/null && break; sleep 1; done
+    grep -q "^steward_leader{project=\"$instance\"} 1$" "$prom" 2>/dev/null \
+        || { stop_instances; tail -20 "$work/$instance.log" >&2; cat "$prom" >&2 2>/dev/null; fail "steward@$instance does not lead its project"; }
+    grep -q "^steward_database_up{project=\"$instance\"} 1$" "$prom" || { stop_instances; cat "$prom" >&2; fail "steward@$instance: its database is not up"; }
     if grep -v '^#' "$prom" | grep -qv "project=\"$instance\""; then stop_instances; cat "$prom" >&2; fail "a metric of steward@$instance lacks project=\"$instance\""; fi
     in_root steward ctl --socket "/run/steward/$instance/control.sock" status >"$work/$instance.status" 2>&1 \
         || { stop_instances; cat "$work/$instance.status" >&2; fail "steward ctl of steward@$instance"; }
