@@ -70,7 +70,7 @@ public enum AppleConfig {
         return .success(days.compactMap { $0 }.sorted(by: >))
     }, describe: { $0.map(String.init).joined(separator: ", ") }), default: [30, 14, 7, 3, 1],
         takes: "days before expiry to remind (1 to 366), comma-separated (default 30,14,7,3,1)")
-    public static let autoRotate = ConfigKey("apple", "auto_rotate", .boolean, default: false, takes: "true or false")
+    public static let autoRotate = ConfigKey("apple", "auto_rotate", .boolean, default: false, takes: "true or false (or yes/no, on/off, 1/0)")
     public static let rotateDaysBefore = ConfigKey("apple", "rotate_days_before", .integer(1...170), default: 30,
                                                    takes: "days before expiry to rotate when auto_rotate is on (default 30)")
     public static let nativeBundleIDs = ConfigKey("apple", "native_bundle_ids", .list, default: [], takes: "the app's bundle IDs, comma-separated")

@@ -74,7 +74,7 @@ extension ConfigValueType where Value == String {
         ConfigValueType(parse: { text in
             guard !text.isEmpty else { return .failure(.form("empty")) }
             guard text.hasPrefix("credential:") else { return .success(text) }
-            do { _ = try SecretFile.resolve(text, what: "the key", environment: ["CREDENTIALS_DIRECTORY": "/"]) }
+            do { _ = try SecretFile.resolve(text, what: "this key", environment: ["CREDENTIALS_DIRECTORY": "/"]) }
             catch let error as ConfigError { return .failure(ConfigProblem(error.message)) }
             catch { return .failure(ConfigProblem("\(error)")) }
             return .success(text)
@@ -129,7 +129,7 @@ extension ConfigValueType where Value == Bool {
             switch text {
             case "true", "yes", "on", "1": .success(true)
             case "false", "no", "off", "0": .success(false)
-            default: .failure(.form("true or false, yes or no, on or off, 1 or 0"))
+            default: .failure(.form("true or false (or yes or no, on or off, 1 or 0)"))
             }
         }, describe: { $0 ? "true" : "false" })
     }

@@ -48,15 +48,18 @@ public struct FleetTarget: Sendable, Equatable {
 
 extension FleetTarget {
     /// Reads every `[target.NAME]` section of `config`, in the file's order, with the keys `FleetConfig` declares. A
-    /// missing `url`, an unknown key, a bad name, or a stage `[fleet] stages` does not list throws, naming file, line
+    /// missing `url`, an unknown key, a bad name, or a stage `[fleet] stages` does not list (or any stage without that
+    /// list) throws, naming file, line
     /// and key; the values of `url` and `password_file` are never quoted back.
     public static func read(_ config: StewardConfig) throws(ConfigError) -> [FleetTarget] {
         let stages = config[FleetConfig.stages]
         var targets: [FleetTarget] = []
         for section in config.familySections["target"] ?? [] {
             let target = try read(section)
-            if let stage = target.stage, !stages.isEmpty, !stages.contains(stage) {
-                throw target.error("stage", "\"\(stage)\" is not one of [fleet] stages (\(stages.joined(separator: ", ")))")
+            if let stage = target.stage, !stages.contains(stage) {
+                // Without the list a rollout could not know that canary goes before production: the order is never guessed.
+                throw target.error("stage", stages.isEmpty ? "\"\(stage)\" is a stage, but [fleet] stages does not list the stages' order (e.g. stages = canary, production)"
+                                                           : "\"\(stage)\" is not one of [fleet] stages (\(stages.joined(separator: ", ")))")
             }
             targets.append(target)
         }

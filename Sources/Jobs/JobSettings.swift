@@ -25,7 +25,7 @@ public struct JobSettings: Sendable {
                                               takes: "cron (5 fields), @hourly, @daily, @weekly, @monthly or @every <duration>",
                                               defaultText: "the job's own (see JOBS)")
     public static let timeZoneKey = ConfigKey("time_zone", .text, default: "UTC", takes: "an IANA time zone (default UTC)")
-    public static let enabledKey = ConfigKey("enabled", ConfigValueType<Bool>.boolean.optional, default: nil, takes: "true or false",
+    public static let enabledKey = ConfigKey("enabled", ConfigValueType<Bool>.boolean.optional, default: nil, takes: "true or false (or yes/no, on/off, 1/0)",
                                              defaultText: "true (orphan-avatars only with [storage]; apple-secret only with [apple])")
     public static let timeoutKey = ConfigKey("timeout", .duration(in: timeoutRange), default: 3600, takes: "a duration such as 10m (1s to 366d)")
     public static let retriesKey = ConfigKey("retries", .integer(0...10), default: 2, takes: "a whole number from 0 to 10")

@@ -4,6 +4,7 @@ import Glibc
 import CLI
 import Config
 import Daemon
+import Fleet
 import StewardLog
 import Migrations
 import Postgres
@@ -14,6 +15,9 @@ import Storage
 struct CommandContext {
     let arguments: ParsedArguments
     let config: StewardConfig
+    /// The configuration with every job section checked: read once, at start, for every command (so a CI step's
+    /// `steward migrate` refuses a file the daemon would refuse).
+    let settings: DaemonSettings
     let logger: Logger
     /// The variables read at start: the keys' own (`STEWARD_*`) and systemd's.
     let environment: [String: String]
@@ -56,6 +60,9 @@ struct CommandContext {
         let config = try Self.load(arguments: arguments, environment: environment, spec: spec)
         self.arguments = arguments
         self.config = config
+        self.settings = try DaemonSettings(config: config, catalog: .steward, path: arguments.value("config"))
+        // The targets' keys and stages are part of the file: a bad one stops every command, as a bad job key does.
+        _ = try FleetTarget.read(config)
         self.environment = environment
         let level = LogLevel(name: config[LogConfig.level]) ?? .info
         let format = LogSink.Format(rawValue: config[LogConfig.format]) ?? .text
@@ -75,7 +82,10 @@ struct CommandContext {
     }
 
     /// The database to use, with the password from `password_file` (or a systemd credential) if set.
-    func connectionTarget() throws -> ConnectionString {
+    func connectionTarget() throws -> ConnectionString { try Self.connectionTarget(config) }
+
+    /// `[database]`'s connection, password file read.
+    static func connectionTarget(_ config: StewardConfig) throws -> ConnectionString {
         guard let url = config[DatabaseConfig.url] else {
             throw ConfigError(file: config.sourceFile ?? "(no config file)", key: "[database] url",
                               message: "no database URL: pass --database-url, set STEWARD_DATABASE_URL, or set [database] url")
@@ -95,11 +105,13 @@ struct CommandContext {
 
     /// Where a shadow database may be created: `--shadow-url`, then `[verify] shadow_url`; nil for the project's own server.
     func shadowServer() throws -> ConnectionString? {
-        guard let url = arguments.value("shadow-url") ?? config[MigrationsConfig.shadowURL] else { return nil }
-        do { return try ConnectionString(url) }
-        catch let error as PostgresError {
-            throw ConfigError(file: config.sourceFile ?? "(flags and environment)", key: "[verify] shadow_url", message: error.message)
+        if let flag = arguments.value("shadow-url") {
+            do { return try ConnectionString(flag) }
+            catch let error as PostgresError { throw UsageError(command: "", message: "--shadow-url: \(error.message)") }
         }
+        guard let url = config[MigrationsConfig.shadowURL] else { return nil }
+        do { return try ConnectionString(url) }
+        catch let error as PostgresError { throw config.error(MigrationsConfig.shadowURL, error.message) }
     }
 
     /// Opens a connection to the configured database.
@@ -110,18 +122,37 @@ struct CommandContext {
     }
 
     /// The config as `steward run` needs it: every job section checked too (the file is not read again).
-    func daemonSettings() throws -> DaemonSettings {
-        try DaemonSettings(config: config, catalog: .steward, path: arguments.value("config"))
+    func daemonSettings() throws -> DaemonSettings { settings }
+
+    /// What `config check`, the daemon's start and every reload check beyond the keys and sections: the database URL
+    /// and its password file, every secret file, and each fleet target's URL and password file, read now. Returns
+    /// notes on what cannot be checked here (`credential:` names outside systemd).
+    static func startChecks(_ config: StewardConfig, environment: [String: String]) throws -> [String] {
+        if config[DatabaseConfig.url] != nil { _ = try connectionTarget(config) }
+        var notes = try config.checkSecretFiles()
+        for target in try FleetTarget.read(config) {
+            if let file = target.passwordFile, file.hasPrefix("credential:"), environment["CREDENTIALS_DIRECTORY"] == nil {
+                notes.append("\(target.key("password_file")): \(file) not checked (CREDENTIALS_DIRECTORY is set only under systemd)")
+                continue
+            }
+            _ = try target.connectionString()
+        }
+        return notes
     }
 
     /// Reads file, environment and flags again as at start, for a reload.
     func settingsLoader(spec: CommandSpec) -> @Sendable () throws(ConfigError) -> DaemonSettings {
         let arguments = arguments, environment = environment
         return { () throws(ConfigError) -> DaemonSettings in
-            let config: StewardConfig
-            do { config = try Self.load(arguments: arguments, environment: environment, spec: spec) }
-            catch { throw (error as? ConfigError) ?? ConfigError(file: "(flags)", message: "\(error)") }
-            return try DaemonSettings(config: config, catalog: .steward, path: arguments.value("config"))
+            // The same checks as at start: a file the next start would refuse is refused now, the running one kept.
+            do {
+                let config = try Self.load(arguments: arguments, environment: environment, spec: spec)
+                let settings = try DaemonSettings(config: config, catalog: .steward, path: arguments.value("config"))
+                _ = try Self.startChecks(config, environment: environment)
+                return settings
+            } catch {
+                throw (error as? ConfigError) ?? ConfigError(file: arguments.value("config") ?? "(flags)", message: "\(error)")
+            }
         }
     }
 

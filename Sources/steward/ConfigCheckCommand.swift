@@ -18,18 +18,9 @@ enum ConfigCheckCommand: StewardCommand {
 
     static func run(_ context: CommandContext) async throws -> ExitCode {
         let settings = try context.daemonSettings()
-        // What the daemon would meet at start: the database URL's syntax and every secret file, read now.
-        if settings.config[DatabaseConfig.url] != nil { _ = try context.connectionTarget() }
-        var notes = try settings.config.checkSecretFiles()
-        // The fleet's targets too: their keys, URLs and password files, as fleet commands would meet them.
+        // What the daemon would meet at start (and a reload): URLs, password files, secret files, the targets'.
+        let notes = try CommandContext.startChecks(settings.config, environment: context.environment)
         let targets = try FleetTarget.read(settings.config)
-        for target in targets {
-            if let file = target.passwordFile, file.hasPrefix("credential:"), context.environment["CREDENTIALS_DIRECTORY"] == nil {
-                notes.append("\(target.key("password_file")): \(file) not checked (CREDENTIALS_DIRECTORY is set only under systemd)")
-                continue
-            }
-            _ = try target.connectionString()
-        }
         let now = Date()
         if context.json {
             Output.print(JSON.object([

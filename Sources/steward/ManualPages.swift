@@ -107,7 +107,8 @@ enum ManualPages {
         page += ".SH DESCRIPTION\n"
         page += Roff.paragraphs("""
         An INI file: [section] headers and key = value lines, each key once. Comments start with ; or # at the start \
-        of a line. Command-line flags beat environment variables, which beat this file. A mistake stops Steward before \
+        of a line; after a value, a ; preceded by a space or tab starts a comment too (so a value that must hold " ;" \
+        cannot be written). Command-line flags beat environment variables, which beat this file. A mistake stops Steward before \
         it does anything: the error names file, line and key (exit 78). Check a file with steward config check --config FILE.
 
         Secrets never go in this file: keys ending in _file name a file readable only by Steward's user (mode 600), \

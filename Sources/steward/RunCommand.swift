@@ -24,7 +24,9 @@ enum RunCommand: StewardCommand {
 
     static func run(_ context: CommandContext) async throws -> ExitCode {
         let settings = try context.daemonSettings()
-        for note in try settings.config.checkSecretFiles() { context.logger.notice("secret file not checked", [("note", note)]) }
+        for note in try CommandContext.startChecks(settings.config, environment: context.environment) {
+            context.logger.notice("secret file not checked", [("note", note)])
+        }
         let daemon = Daemon(settings: settings, target: try context.connectionTarget(), logger: context.logger, version: Steward.version,
                             environment: context.environment, loadSettings: context.settingsLoader(spec: spec))
         let code = await daemon.run()

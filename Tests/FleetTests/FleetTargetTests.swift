@@ -52,6 +52,8 @@ struct FleetTargetTests {
         ("[target.a/b]\nurl = postgresql://h/a\n", "/etc/steward/fleet.ini:2: [target.a/b]: a target name is"),
         ("[target.a]\nurl = postgresql://h/a\npassword_file = credential:../x\n", "/etc/steward/fleet.ini:3: [target.a] password_file:"),
         ("[fleet]\nstages = canary, canary\n", "/etc/steward/fleet.ini:2: [fleet] stages:"),
+        ("[target.p]\nurl = postgresql://h/p\nstage = production\n[target.c]\nurl = postgresql://h/c\nstage = canary\n",
+         "/etc/steward/fleet.ini:3: [target.p] stage: \"production\" is a stage, but [fleet] stages does not list the stages' order"),
     ])
     func mistakes(_ text: String, _ expected: String) throws {
         do {

@@ -55,6 +55,12 @@ struct CommandLineTests {
         let result = try StewardProcess.run(["config", "check", "--config", path])
         #expect(result.exitCode == 78)
         #expect(result.stderr.contains(path + expected), "\(result.stderr)")
+        // Every command reads the whole file once and refuses the same mistake before doing anything (a CI step's
+        // migrate does not pass a file the daemon would refuse); no database is needed to be refused.
+        for command in [["migrate", "--dry-run"], ["status"], ["verify"], ["lint"]] {
+            let other = try StewardProcess.run(command + ["--config", path, "--database-url", "postgresql://127.0.0.1:1/none"])
+            #expect(other.exitCode == 78 && other.stderr.contains(path + expected), "\(command): \(other.stderr)")
+        }
         FaultLedger.record("config file mistakes", runs: 1, faults: 1, objectsChecked: 0,
                            losses: result.exitCode == 78 && result.stderr.contains(path + expected) ? 0 : 1)
     }

@@ -173,6 +173,23 @@ struct DaemonTests {
         }
     }
 
+    @Test("reload: a file the next start would refuse (a database URL libpq cannot read) is refused now; the old one stays")
+    func reloadRefusesWhatStartRefuses() throws {
+        try withTestDatabase { db in
+            let daemon = try DaemonProcess(databaseURL: db.url, config: "[job.prune-history]\nschedule = @daily\n")
+            #expect(daemon.waitUntil(leader: true, timeout: 20))
+            try daemon.rewrite(extra: "[job.prune-history]\nschedule = */5 * * * *\n", databaseURL: "postgresql://postgres:RELOADSECRET@[::1/x")
+            let refused = try daemon.ctlJSON(["reload"])
+            #expect(refused["ok"] as? Bool == false, "\(refused)")
+            #expect((refused["error"] as? String)?.contains("[database] url") == true, "\(refused)")
+            #expect(!"\(refused)".contains("RELOADSECRET"))
+            let jobs = try daemon.ctlJSON(["jobs"])["jobs"] as? [[String: Any]]
+            #expect(jobs?.first?["schedule"] as? String == "@daily")
+            #expect(daemon.stop().exitCode == 0)
+            #expect(!daemon.process.stderrSoFar.contains("RELOADSECRET"))
+        }
+    }
+
     @Test("a run that outlives its timeout is cancelled on the server, recorded failed, and retried with backoff")
     func timeoutAndRetry() throws {
         try withTestDatabase { db in

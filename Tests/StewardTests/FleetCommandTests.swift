@@ -187,5 +187,24 @@ struct FleetCommandTests {
             #expect(!result.output.contains(wrong), "the wrong password leaked")
             #expect(!result.output.contains("steward-local"), "the right password leaked")
         }
+
+        // A target whose URL libpq cannot read is the file's mistake: every fleet command refuses the file (78) before
+        // any target is touched, naming file:line and key, never the URL's password.
+        let broken = folder + "/broken.ini"
+        try """
+            [migrations]
+            dir = \(TestEnvironment.migrationsDirectory)
+            [target.fresh]
+            url = postgresql://postgres:steward-local@\(TestEnvironment.hostAndPort)/\(database.name)_fresh
+            [target.bad]
+            url = postgresql://postgres:\(wrong)@[::1/x
+            """.write(toFile: broken, atomically: true, encoding: .utf8)
+        for command in [["fleet", "migrate"], ["fleet", "status"], ["fleet", "verify"]] {
+            let refused = try StewardProcess.run(command + ["--config", broken])
+            #expect(refused.exitCode == 78, "\(command): \(refused.output)")
+            #expect(refused.stderr.contains(broken + ":6: [target.bad] url"), "\(command): \(refused.stderr)")
+            #expect(!refused.output.contains(wrong), "the password in the URL leaked")
+            #expect(!refused.output.contains("fresh "), "a target was touched: \(refused.output)")
+        }
     }
 }
