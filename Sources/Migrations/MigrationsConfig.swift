@@ -2,7 +2,7 @@ import Config
 
 /// `[migrations]` and `[verify]`: where the files are and how a run waits for locks, declared where they are read.
 public enum MigrationsConfig {
-    public static let directory = ConfigKey("migrations", "dir", .text, default: "sql/migrations", takes: "a folder",
+    public static let directory = ConfigKey("migrations", "dir", .nonEmpty, default: "sql/migrations", takes: "a folder",
                                             environment: "STEWARD_MIGRATIONS_DIR")
     public static let include = ConfigKey("migrations", "include", .list, default: [], takes: "folders of opt-in migrations, comma-separated")
     public static let supabaseHistory = ConfigKey("migrations", "supabase_history", .choice(["auto", "on", "off"]), default: "auto",

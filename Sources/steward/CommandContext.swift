@@ -63,6 +63,11 @@ struct CommandContext {
         self.settings = try DaemonSettings(config: config, catalog: .steward, path: arguments.value("config"))
         // The targets' keys and stages are part of the file: a bad one stops every command, as a bad job key does.
         _ = try FleetTarget.read(config)
+        // A flag's mistake is a usage error before anything starts, not when a shadow database is first needed.
+        if let flag = arguments.value("shadow-url") {
+            do { _ = try ConnectionString(flag) }
+            catch let error as PostgresError { throw UsageError(command: spec.name, message: "--shadow-url: \(error.message)") }
+        }
         self.environment = environment
         let level = LogLevel(name: config[LogConfig.level]) ?? .info
         let format = LogSink.Format(rawValue: config[LogConfig.format]) ?? .text
@@ -105,10 +110,8 @@ struct CommandContext {
 
     /// Where a shadow database may be created: `--shadow-url`, then `[verify] shadow_url`; nil for the project's own server.
     func shadowServer() throws -> ConnectionString? {
-        if let flag = arguments.value("shadow-url") {
-            do { return try ConnectionString(flag) }
-            catch let error as PostgresError { throw UsageError(command: "", message: "--shadow-url: \(error.message)") }
-        }
+        // Checked at start (`init`): a flag that got this far reads.
+        if let flag = arguments.value("shadow-url") { return try ConnectionString(flag) }
         guard let url = config[MigrationsConfig.shadowURL] else { return nil }
         do { return try ConnectionString(url) }
         catch let error as PostgresError { throw config.error(MigrationsConfig.shadowURL, error.message) }
@@ -129,6 +132,10 @@ struct CommandContext {
     /// notes on what cannot be checked here (`credential:` names outside systemd).
     static func startChecks(_ config: StewardConfig, environment: [String: String]) throws -> [String] {
         if config[DatabaseConfig.url] != nil { _ = try connectionTarget(config) }
+        if let shadow = config[MigrationsConfig.shadowURL] {
+            do { _ = try ConnectionString(shadow) }
+            catch let error as PostgresError { throw config.error(MigrationsConfig.shadowURL, error.message) }
+        }
         var notes = try config.checkSecretFiles()
         for target in try FleetTarget.read(config) {
             if let file = target.passwordFile, file.hasPrefix("credential:"), environment["CREDENTIALS_DIRECTORY"] == nil {

@@ -46,6 +46,7 @@ struct CommandLineTests {
         ("[database]\nurl = x\n[job.orphan-avatars]\ngrace = 10m\n", ":4: [job.orphan-avatars] grace: the grace period must be at least 1h"),
         ("[database]\nurl = x\n[job.nosuchjob]\nschedule = @daily\n", ":4: [job.nosuchjob]: unknown job"),
         ("[database]\nurl = x\n[job.prune-history]\ntime_zone = Mars/Olympus\n", ":4: [job.prune-history] time_zone:"),
+        ("[database]\nurl = x\n[migrations]\ndir =\n", ":4: [migrations] dir: \"\" is not a folder"),
     ])
     func badConfig(text: String, expected: String) throws {
         let path = NSTemporaryDirectory() + "steward-\(UUID().uuidString).ini"
@@ -63,6 +64,19 @@ struct CommandLineTests {
         }
         FaultLedger.record("config file mistakes", runs: 1, faults: 1, objectsChecked: 0,
                            losses: result.exitCode == 78 && result.stderr.contains(path + expected) ? 0 : 1)
+    }
+
+    @Test("config check refuses a shadow server URL libpq cannot read, naming its line and never its password")
+    func shadowURLChecked() throws {
+        let path = NSTemporaryDirectory() + "steward-\(UUID().uuidString).ini"
+        try "[verify]\nshadow_url = postgresql://u:SHADOWSECRET@[::1/x\n".write(toFile: path, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let result = try StewardProcess.run(["config", "check", "--config", path])
+        #expect(result.exitCode == 78 && result.stderr.contains(path + ":2: [verify] shadow_url: invalid database URL"), "\(result.stderr)")
+        #expect(!result.output.contains("SHADOWSECRET"))
+        let flag = try StewardProcess.run(["verify", "--database-url", "postgresql://127.0.0.1:1/x", "--shadow-url", "postgresql://u:SHADOWSECRET@[::1/x"])
+        #expect(flag.exitCode == 64 && flag.stderr.contains("--shadow-url: invalid database URL"), "\(flag.stderr)")
+        #expect(!flag.output.contains("SHADOWSECRET"))
     }
 
     @Test("a password file readable by others is refused; a private one works and never shows", .needsCluster)
