@@ -74,8 +74,11 @@ enum FleetMigrateCommand: StewardCommand {
                          ("would_apply", .strings(r.report.planned)), ("file", .optional(r.report.failure?.file)),
                          ("error", .optional(r.report.failure?.message)), ("seconds", .number((r.seconds * 1000).rounded() / 1000))])
             }
+            // The same fields on every row, so a script reads `file` or `applied` of any target without a KeyError.
             rows += run.notStarted.map { t in
-                .object([("name", .string(t.name)), ("stage", .string(t.stageName)), ("result", .string(FleetResult.notStarted.rawValue))])
+                .object([("name", .string(t.name)), ("stage", .string(t.stageName)), ("result", .string(FleetResult.notStarted.rawValue)),
+                         ("applied", .strings([])), ("already_applied", .number(0)), ("would_apply", .strings([])),
+                         ("file", .null), ("error", .null), ("seconds", .number(0))])
             }
             Output.print(JSON.object([
                 ("targets", .array(rows)),

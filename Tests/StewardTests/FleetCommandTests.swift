@@ -73,6 +73,12 @@ struct FleetCommandTests {
         for index in 5..<30 { #expect(try world.applied(World.name(index)) == 0, "\(World.name(index)) was touched") }
         // t03's first two files stay applied (each file its own transaction); nothing of the failing one.
         #expect(try world.applied("t03") == 2)
+        // The same run as JSON: every row, not-started ones too, carries the same fields.
+        let again = try StewardProcess.run(["fleet", "migrate", "--config", world.config, "--parallel", "1", "--json"])
+        #expect(again.exitCode == 1, "\(again.output)")
+        let againRows = (try JSONSerialization.jsonObject(with: Data(again.stdout.utf8)) as? [String: Any])?["targets"] as? [[String: Any]] ?? []
+        #expect(againRows.count == 30 && againRows.filter { $0["result"] as? String == "not-started" }.count == 27, "\(again.stdout)")
+        #expect(againRows.allSatisfy { Set($0.keys) == Set(againRows[0].keys) }, "\(again.stdout)")
         // Without --continue-on-error, no further canary started after the failure.
         let canaryRows = try Self.rows(try StewardProcess.run(["fleet", "migrate", "--config", world.config, "--dry-run", "--json", "--stage", "canary"]))
         #expect(canaryRows["t05"]?["result"] as? String == "dry-run")
