@@ -104,6 +104,21 @@ extension FleetTarget {
         }
     }
 
+    /// Checks every target's URL and reads its password file now, so a file that cannot work stops a command (or a
+    /// reload) before any target is touched. A `credential:` name cannot be read outside a unit (no
+    /// `CREDENTIALS_DIRECTORY`): it comes back as a note.
+    public static func checkConnections(_ targets: [FleetTarget], credentialsAvailable: Bool) throws(ConfigError) -> [String] {
+        var notes: [String] = []
+        for target in targets {
+            if let file = target.passwordFile, file.hasPrefix("credential:"), !credentialsAvailable {
+                notes.append("\(target.key("password_file")): \(file) not checked (CREDENTIALS_DIRECTORY is set only under systemd)")
+                continue
+            }
+            _ = try target.connectionString()
+        }
+        return notes
+    }
+
     /// The target's database with the password from its own `password_file` (read now; never echoed). Errors
     /// name the key and its file:line, never the URL's password or the file's content.
     public func connectionString() throws(ConfigError) -> ConnectionString {

@@ -18,6 +18,8 @@ struct CommandContext {
     /// The configuration with every job section checked: read once, at start, for every command (so a CI step's
     /// `steward migrate` refuses a file the daemon would refuse).
     let settings: DaemonSettings
+    /// The fleet's targets (`[target.NAME]`), read once with the file.
+    let targets: [FleetTarget]
     let logger: Logger
     /// The variables read at start: the keys' own (`STEWARD_*`) and systemd's.
     let environment: [String: String]
@@ -62,7 +64,7 @@ struct CommandContext {
         self.config = config
         self.settings = try DaemonSettings(config: config, catalog: .steward, path: arguments.value("config"))
         // The targets' keys and stages are part of the file: a bad one stops every command, as a bad job key does.
-        _ = try FleetTarget.read(config)
+        self.targets = try FleetTarget.read(config)
         // A flag's mistake is a usage error before anything starts, not when a shadow database is first needed.
         if let flag = arguments.value("shadow-url") {
             do { _ = try ConnectionString(flag) }
@@ -130,21 +132,14 @@ struct CommandContext {
     /// What `config check`, the daemon's start and every reload check beyond the keys and sections: the database URL
     /// and its password file, every secret file, and each fleet target's URL and password file, read now. Returns
     /// notes on what cannot be checked here (`credential:` names outside systemd).
-    static func startChecks(_ config: StewardConfig, environment: [String: String]) throws -> [String] {
+    static func startChecks(_ config: StewardConfig, targets: [FleetTarget], environment: [String: String]) throws -> [String] {
         if config[DatabaseConfig.url] != nil { _ = try connectionTarget(config) }
         if let shadow = config[MigrationsConfig.shadowURL] {
             do { _ = try ConnectionString(shadow) }
             catch let error as PostgresError { throw config.error(MigrationsConfig.shadowURL, error.message) }
         }
-        var notes = try config.checkSecretFiles()
-        for target in try FleetTarget.read(config) {
-            if let file = target.passwordFile, file.hasPrefix("credential:"), environment["CREDENTIALS_DIRECTORY"] == nil {
-                notes.append("\(target.key("password_file")): \(file) not checked (CREDENTIALS_DIRECTORY is set only under systemd)")
-                continue
-            }
-            _ = try target.connectionString()
-        }
-        return notes
+        return try config.checkSecretFiles()
+            + FleetTarget.checkConnections(targets, credentialsAvailable: environment["CREDENTIALS_DIRECTORY"] != nil)
     }
 
     /// Reads file, environment and flags again as at start, for a reload.
@@ -155,7 +150,7 @@ struct CommandContext {
             do {
                 let config = try Self.load(arguments: arguments, environment: environment, spec: spec)
                 let settings = try DaemonSettings(config: config, catalog: .steward, path: arguments.value("config"))
-                _ = try Self.startChecks(config, environment: environment)
+                _ = try Self.startChecks(config, targets: FleetTarget.read(config), environment: environment)
                 return settings
             } catch {
                 throw (error as? ConfigError) ?? ConfigError(file: arguments.value("config") ?? "(flags)", message: "\(error)")

@@ -19,8 +19,8 @@ enum ConfigCheckCommand: StewardCommand {
     static func run(_ context: CommandContext) async throws -> ExitCode {
         let settings = try context.daemonSettings()
         // What the daemon would meet at start (and a reload): URLs, password files, secret files, the targets'.
-        let notes = try CommandContext.startChecks(settings.config, environment: context.environment)
-        let targets = try FleetTarget.read(settings.config)
+        let targets = context.targets
+        let notes = try CommandContext.startChecks(settings.config, targets: targets, environment: context.environment)
         let now = Date()
         if context.json {
             Output.print(JSON.object([

@@ -35,13 +35,10 @@ struct FleetSetup: Sendable {
     }
 
     init(_ context: CommandContext, command: String, defaultParallel: Int) throws {
-        let targets = try FleetTarget.read(context.config)
+        let targets = context.targets
         // A URL or password file that cannot work is the file's mistake: exit 78 before any target is touched,
         // rather than a row of one target while the others go on.
-        for target in targets {
-            if let file = target.passwordFile, file.hasPrefix("credential:"), context.environment["CREDENTIALS_DIRECTORY"] == nil { continue }
-            _ = try target.connectionString()
-        }
+        _ = try FleetTarget.checkConnections(targets, credentialsAvailable: context.environment["CREDENTIALS_DIRECTORY"] != nil)
         do {
             plan = try FleetPlan(targets: targets, stageOrder: context.config[FleetConfig.stages], only: context.arguments.value("stage"))
         } catch {

@@ -24,7 +24,7 @@ enum RunCommand: StewardCommand {
 
     static func run(_ context: CommandContext) async throws -> ExitCode {
         let settings = try context.daemonSettings()
-        for note in try CommandContext.startChecks(settings.config, environment: context.environment) {
+        for note in try CommandContext.startChecks(settings.config, targets: context.targets, environment: context.environment) {
             context.logger.notice("secret file not checked", [("note", note)])
         }
         let daemon = Daemon(settings: settings, target: try context.connectionTarget(), logger: context.logger, version: Steward.version,
