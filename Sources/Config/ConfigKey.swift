@@ -93,13 +93,9 @@ extension ConfigValueType where Value == Int {
     /// A whole number within `range` (plain digits: no `+`, exponents or hex).
     public static func integer(_ range: ClosedRange<Int>) -> ConfigValueType<Int> {
         ConfigValueType(parse: { text in
-            guard ConfigNumber.integer(text, in: Int.min / 4...Int.max / 4) != nil || ConfigNumber.integer(text, in: range) != nil else {
-                return .failure(.form("not a whole number"))
-            }
-            guard let number = ConfigNumber.integer(text, in: range) else {
-                return .failure(.form(range.upperBound >= Int.max / 4 ? "at least \(range.lowerBound)" : "from \(range.lowerBound) to \(range.upperBound)"))
-            }
-            return .success(number)
+            if let number = ConfigNumber.integer(text, in: range) { return .success(number) }
+            guard ConfigNumber.integer(text, in: Int.min...Int.max) != nil else { return .failure(.form("not a whole number")) }
+            return .failure(.form(range.upperBound >= Int.max / 4 ? "at least \(range.lowerBound)" : "from \(range.lowerBound) to \(range.upperBound)"))
         }, describe: { String($0) })
     }
 }
@@ -108,13 +104,11 @@ extension ConfigValueType where Value == Double {
     /// A plain decimal number within `range` (no `nan`, `inf`, exponents or hex).
     public static func number(_ range: ClosedRange<Double>) -> ConfigValueType<Double> {
         ConfigValueType(parse: { text in
+            if let number = ConfigNumber.seconds(text, in: range) { return .success(number) }
             guard ConfigNumber.seconds(text, in: -Double.greatestFiniteMagnitude...Double.greatestFiniteMagnitude) != nil else {
                 return .failure(.form("not a number"))
             }
-            guard let number = ConfigNumber.seconds(text, in: range) else {
-                return .failure(.form("from \(ConfigNumber.plain(range.lowerBound)) to \(ConfigNumber.plain(range.upperBound))"))
-            }
-            return .success(number)
+            return .failure(.form("from \(ConfigNumber.plain(range.lowerBound)) to \(ConfigNumber.plain(range.upperBound))"))
         }, describe: ConfigNumber.plain)
     }
 

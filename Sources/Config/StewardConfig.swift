@@ -21,6 +21,8 @@ public struct StewardConfig: Sendable {
 
     /// `[family.NAME]` sections as written, by family (`job`), checked by their owners.
     public private(set) var familySections: [String: [NamedSection]] = [:]
+    /// Where each `[family.NAME]` is in `familySections[family]`, so a file of thousands of targets loads in linear time.
+    private var familyIndex: [String: Int] = [:]
 
     /// Where the values came from, for messages: the file path, if any.
     public private(set) var sourceFile: String?
@@ -119,13 +121,12 @@ public struct StewardConfig: Sendable {
         if let dot = entry.section.firstIndex(of: "."), schema.families.contains(String(entry.section[..<dot])) {
             let family = String(entry.section[..<dot])
             let name = String(entry.section[entry.section.index(after: dot)...])
-            var sections = familySections[family] ?? []
-            if let index = sections.firstIndex(where: { $0.name == name }) {
-                sections[index].entries.append(entry)
+            if let index = familyIndex[entry.section] {
+                familySections[family, default: []][index].entries.append(entry)
             } else {
-                sections.append(NamedSection(family: family, name: name, file: file, entries: [entry]))
+                familyIndex[entry.section] = familySections[family, default: []].count
+                familySections[family, default: []].append(NamedSection(family: family, name: name, file: file, entries: [entry]))
             }
-            familySections[family] = sections
             return
         }
         guard let section = schema.section(named: entry.section) else {
