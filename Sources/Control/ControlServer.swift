@@ -76,6 +76,7 @@ public final class ControlServer: Sendable {
         } onCancel: {
             loop.stop()
         }
+        if !Task.isCancelled { logger.critical("the control socket stopped serving", [("path", path)]) }
     }
 
     private func bind() throws -> Int32 {

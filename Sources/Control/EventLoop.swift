@@ -132,18 +132,30 @@ final class EventLoop: @unchecked Sendable {
             let nearest = clients.values.compactMap(\.phase.deadline).min()
             let timeout = nearest.map { Int32(max(0, min(1000, ($0 - now()) * 1000)) + 1) } ?? 1000
             let ready = poll(&fds, nfds_t(fds.count), timeout)
-            if ready < 0 { if errno == EINTR { continue }; logger.error("control socket poll failed", [("error", String(cString: strerror(errno)))]); return }
+            if ready < 0 {
+                // A socket that quietly stops answering while the daemon runs on is the worst outcome: a failed poll
+                // (EINTR aside, only a kernel short of memory) is logged and tried again.
+                if errno != EINTR {
+                    logger.error("control socket poll failed; trying again", [("error", String(cString: strerror(errno)))])
+                    usleep(100_000)
+                }
+                continue
+            }
             if fds[0].revents != 0 { var drain = [UInt8](repeating: 0, count: 64); while read(wake.read, &drain, 64) > 0 {} }
-            if fds[1].revents & Int16(POLLIN) != 0 { acceptAll() }
-            warnAboutRefusals()
+            // Clients before new connections: the slots of clients that hung up are free before anyone is admitted.
             for (index, id) in ids.enumerated() where fds[index + 2].revents != 0 {
                 service(id, revents: fds[index + 2].revents)
             }
+            if fds[1].revents & Int16(POLLIN) != 0 { acceptSome() }
+            warnAboutRefusals()
         }
     }
 
-    private func acceptAll() {
-        while true {
+    /// Accepts what is waiting, at most `acceptBatch` connections a turn. Unbounded, a client that reconnects as
+    /// soon as it is refused can keep the loop accepting forever on a busy machine (each refusal wakes the client,
+    /// which connects again before the next `accept`), and the clients already connected are never served.
+    private func acceptSome() {
+        for _ in 0..<Self.acceptBatch {
             let fd = steward_accept4(listener, Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue))
             if fd < 0 { return }
             let peer = PeerCredentials.of(fd) ?? PeerCredentials(pid: 0, uid: UInt32.max, gid: UInt32.max)
@@ -263,6 +275,9 @@ final class EventLoop: @unchecked Sendable {
 
     private func refuse(_ id: Int, _ client: inout Client, _ message: String) {
         answer(id, &client, Self.error(message))
+        // Written at once, as immediate replies are: a client that hung up altogether fails the write and frees its
+        // slot this turn rather than the next.
+        service(id, revents: Int16(POLLOUT))
     }
 
     /// Clients past their deadline: a request that never came gets an error; a reply nobody reads is dropped.
@@ -285,6 +300,9 @@ final class EventLoop: @unchecked Sendable {
     }
 
     private func now() -> Double { MonotonicClock.seconds() }
+
+    /// Connections accepted per turn of the loop (the rest wait in the listen backlog for the next turn).
+    static let acceptBatch = 64
 
     static func error(_ message: String) -> String {
         JSON.object([("ok", .bool(false)), ("error", .string(message))]).rendered

@@ -10,7 +10,8 @@ struct ControlSocketTests {
             let daemon = try DaemonProcess(databaseURL: db.url, config: "[job.prune-history]\nschedule = @daily\n")
             #expect(daemon.waitUntil(leader: true, timeout: 20))
             try body(daemon)
-            #expect(try daemon.ctlJSON(["status"])["ok"] as? Bool == true, "the daemon stopped serving")
+            #expect(try daemon.ctlJSON(["status"])["ok"] as? Bool == true,
+                    "the daemon stopped serving (running: \(daemon.process.process.isRunning)): \(daemon.process.stderrSoFar.suffix(3000))")
             // Generated requests may have paused the job; the daemon must still stop cleanly.
             #expect(daemon.stop().exitCode == 0)
         }
@@ -122,13 +123,21 @@ struct ControlSocketTests {
             #expect(extra.readLine(timeout: 5)?.contains("too many clients") == true)
             idle.removeAll()
             usleep(300_000)
-            var answered = 0
+            var answered = 0, notConnected = 0, unanswered = 0, otherReplies: [String] = []
             for _ in 0..<2000 {
-                guard let c = UnixClient(path: daemon.socketPath) else { continue }
+                guard let c = UnixClient(path: daemon.socketPath) else { notConnected += 1; continue }
                 c.send("help\n")
-                if c.readLine(timeout: 5)?.contains("\"ok\":true") == true { answered += 1 }
+                switch c.readLine(timeout: 5) {
+                case let reply? where reply.contains("\"ok\":true"): answered += 1
+                case let reply?: otherReplies.append(String(reply.prefix(160)))
+                case nil: unanswered += 1
+                }
             }
-            #expect(answered == 2000)
+            #expect(answered == 2000, """
+                \(notConnected) not connected, \(unanswered) unanswered, \(otherReplies.count) other replies \
+                (first: \(otherReplies.first ?? "-")); daemon running: \(daemon.process.process.isRunning); \
+                its log: \(daemon.process.stderrSoFar.suffix(3000))
+                """)
             FaultLedger.record("control socket: 129 idle clients, then 2000 connections", runs: 2000, faults: 129, objectsChecked: 0,
                                losses: 2000 - answered)
         }
