@@ -27,6 +27,9 @@ public struct INIFile: Sendable {
 
     public let path: String
     public let entries: [Entry]
+    /// Every `[section]` header with its line, in file order, those with no key under them too (so a misspelt
+    /// section is refused even when empty).
+    public let headers: [(name: String, line: Int)]
 
     /// Reads and parses `path`; throws `ConfigError` with the line of the first mistake.
     public init(path: String, repeatable: Set<String> = []) throws(ConfigError) {
@@ -52,6 +55,7 @@ public struct INIFile: Sendable {
         var bytes = input[...]
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
         var entries: [Entry] = []
+        var headers: [(name: String, line: Int)] = []
         var firstLine: [String: Int] = [:]
         var section: String?
         var number = 0
@@ -75,6 +79,7 @@ public struct INIFile: Sendable {
                 let name = Self.trimmed(header.dropFirst().dropLast())
                 guard !name.isEmpty, !name.contains(where: { $0 == "[" || $0 == "]" || $0 == " " || $0 == "\t" }) else { throw fail("not a valid [section] name") }
                 section = String(name)
+                headers.append((String(name), number))
                 continue
             }
             guard let eq = trimmed.firstIndex(of: "=") else {
@@ -97,6 +102,7 @@ public struct INIFile: Sendable {
         }
         self.path = path
         self.entries = entries
+        self.headers = headers
     }
 
     /// `text` without leading and trailing spaces and tabs (only those: other blanks are the value's).

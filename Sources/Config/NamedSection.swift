@@ -7,12 +7,15 @@ public struct NamedSection: Sendable {
     /// The file it came from, for messages.
     public let file: String
     public var entries: [INIFile.Entry]
+    /// The line of its header (its first key's when not known).
+    public var line: Int?
 
-    public init(family: String = "job", name: String, file: String, entries: [INIFile.Entry]) {
+    public init(family: String = "job", name: String, file: String, entries: [INIFile.Entry], line: Int? = nil) {
         self.family = family
         self.name = name
         self.file = file
         self.entries = entries
+        self.line = line ?? entries.first?.line
     }
 
     /// `[job.orphan-avatars]`.

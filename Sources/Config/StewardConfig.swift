@@ -100,6 +100,11 @@ public struct StewardConfig: Sendable {
             for entry in file.entries {
                 try config.apply(entry, file: path)
             }
+            // A header with no key under it: a misspelt section is refused, an empty [target.NAME] or [job.NAME] is
+            // a section of its family (with nothing set, its own checks say what is missing).
+            for header in file.headers {
+                try config.applyHeader(header.name, line: header.line, file: path)
+            }
         }
         for (variable, key) in schema.environmentVariables {
             guard let text = environment[variable], !text.isEmpty else { continue }
@@ -116,6 +121,30 @@ public struct StewardConfig: Sendable {
         return config
     }
 
+    private mutating func applyHeader(_ name: String, line: Int, file: String) throws(ConfigError) {
+        if let dot = name.firstIndex(of: "."), schema.families.contains(String(name[..<dot])) {
+            let family = String(name[..<dot])
+            if let index = familyIndex[name] {
+                familySections[family, default: []][index].line = line
+            } else {
+                familyIndex[name] = familySections[family, default: []].count
+                familySections[family, default: []].append(NamedSection(family: family, name: String(name[name.index(after: dot)...]), file: file,
+                                                                        entries: [], line: line))
+            }
+            return
+        }
+        _ = try knownSection(name, line: line, file: file)
+    }
+
+    private func knownSection(_ name: String, line: Int, file: String) throws(ConfigError) -> ConfigSection {
+        guard let section = schema.section(named: name) else {
+            let known = schema.sections.map(\.name).sorted().joined(separator: ", ")
+            let families = schema.families.sorted().map { "[\($0).NAME]" }.joined(separator: ", ")
+            throw ConfigError(file: file, line: line, key: "[\(name)]", message: "unknown section (known: \(known)) and not one of \(families)")
+        }
+        return section
+    }
+
     private mutating func apply(_ entry: INIFile.Entry, file: String) throws(ConfigError) {
         let label = "[\(entry.section)] \(entry.key)"
         if let dot = entry.section.firstIndex(of: "."), schema.families.contains(String(entry.section[..<dot])) {
@@ -129,10 +158,7 @@ public struct StewardConfig: Sendable {
             }
             return
         }
-        guard let section = schema.section(named: entry.section) else {
-            let known = schema.sections.map(\.name).sorted()
-            throw ConfigError(file: file, line: entry.line, key: "[\(entry.section)]", message: "unknown section (known: \(known.joined(separator: ", ")))")
-        }
+        let section = try knownSection(entry.section, line: entry.line, file: file)
         guard let key = section.key(named: entry.key) else {
             throw ConfigError(file: file, line: entry.line, key: label,
                               message: "unknown key (known in [\(entry.section)]: \(section.keys.map(\.name).sorted().joined(separator: ", ")))")

@@ -69,7 +69,7 @@ extension FleetTarget {
     /// One section's keys, read by their declarations.
     static func read(_ section: NamedSection) throws(ConfigError) -> FleetTarget {
         guard isName(section.name) else {
-            throw ConfigError(file: section.file, line: section.entries.first?.line, key: section.header,
+            throw ConfigError(file: section.file, line: section.line, key: section.header,
                               message: "a target name is letters, digits, . _ or - (at most 64)")
         }
         var values: [String: any Sendable] = [:]
@@ -88,7 +88,7 @@ extension FleetTarget {
         }
         func value<Value>(_ key: ConfigKey<Value?>) -> Value? { values[key.name].flatMap { $0 as? Value } }
         guard let url = value(FleetConfig.url) else {
-            throw ConfigError(file: section.file, line: section.entries.first?.line, key: "\(section.header) url",
+            throw ConfigError(file: section.file, line: section.line, key: "\(section.header) url",
                               message: "every target needs a url (\(FleetConfig.url.takes))")
         }
         return FleetTarget(name: section.name, url: url, passwordFile: value(FleetConfig.passwordFile), stage: value(FleetConfig.stage),

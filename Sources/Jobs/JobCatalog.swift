@@ -19,7 +19,7 @@ public struct JobCatalog: Sendable {
     /// a section for an unknown job, or a bad key or value, throws naming file, line and key.
     public func configure(_ sections: [JobSection], config: StewardConfig) throws(ConfigError) -> [Configured] {
         for section in sections where type(named: section.name) == nil {
-            throw ConfigError(file: section.file, line: section.entries.first?.line, key: "[job.\(section.name)]",
+            throw ConfigError(file: section.file, line: section.line, key: "[job.\(section.name)]",
                               message: "unknown job (known: \(all.map { $0.name }.joined(separator: ", ")))")
         }
         var configured: [Configured] = []

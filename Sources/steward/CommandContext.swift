@@ -33,10 +33,13 @@ struct CommandContext {
     /// A flag that sets a key (a flag beats the environment and the file).
     struct KeyFlag: Sendable {
         let flag: String
+        /// The variable the flag beats, if the key has one: not even read when the flag is given.
+        let environment: String?
         let apply: @Sendable (inout StewardConfig, String) throws(ConfigError) -> Void
 
         init<Value>(_ flag: String, _ key: ConfigKey<Value>) {
             self.flag = flag
+            environment = key.environment
             apply = { (config: inout StewardConfig, text: String) throws(ConfigError) in try config.override(key, text: text, origin: "--" + flag) }
         }
     }
@@ -79,6 +82,9 @@ struct CommandContext {
     /// The configuration from `--config`, the environment and the flags (again on reload). A flag's bad value is a
     /// usage error (exit 64), as a flag's mistake always is; the file's and the environment's are config errors.
     static func load(arguments: ParsedArguments, environment: [String: String], spec: CommandSpec) throws -> StewardConfig {
+        // A variable a given flag beats is left unread: its bad value stops nothing the flag replaces.
+        var environment = environment
+        for flag in keyFlags where arguments.value(flag.flag) != nil { flag.environment.map { environment[$0] = nil } }
         var config = try StewardConfig.load(path: arguments.value("config"), environment: environment, schema: .steward)
         for flag in keyFlags {
             guard let value = arguments.value(flag.flag) else { continue }

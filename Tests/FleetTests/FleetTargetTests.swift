@@ -45,11 +45,11 @@ struct FleetTargetTests {
 
     @Test("mistakes name file, line and key", arguments: [
         ("[target.a]\nurl = postgresql://h/a\ncolour = blue\n", "/etc/steward/fleet.ini:3: [target.a] colour: unknown key"),
-        ("[target.a]\nstage = canary\n", "/etc/steward/fleet.ini:2: [target.a] url: every target needs a url"),
+        ("[target.a]\nstage = canary\n", "/etc/steward/fleet.ini:1: [target.a] url: every target needs a url"),
         ("[fleet]\nstages = canary\n[target.a]\nurl = postgresql://h/a\nstage = production\n",
          "/etc/steward/fleet.ini:5: [target.a] stage: \"production\" is not one of [fleet] stages"),
         ("[target.a b]\nurl = x\n", "not a valid [section] name"),
-        ("[target.a/b]\nurl = postgresql://h/a\n", "/etc/steward/fleet.ini:2: [target.a/b]: a target name is"),
+        ("[target.a/b]\nurl = postgresql://h/a\n", "/etc/steward/fleet.ini:1: [target.a/b]: a target name is"),
         ("[target.a]\nurl = postgresql://h/a\npassword_file = credential:../x\n", "/etc/steward/fleet.ini:3: [target.a] password_file:"),
         ("[fleet]\nstages = canary, canary\n", "/etc/steward/fleet.ini:2: [fleet] stages:"),
         ("[target.p]\nurl = postgresql://h/p\nstage = production\n[target.c]\nurl = postgresql://h/c\nstage = canary\n",

@@ -44,9 +44,13 @@ struct CommandLineTests {
         ("[database]\nthis line is not ini\n", ":2: not a [section] header"),
         ("[database]\nurl = x\n[job.prune-history]\nschedule = 61 * * * *\n", ":4: [job.prune-history] schedule:"),
         ("[database]\nurl = x\n[job.orphan-avatars]\ngrace = 10m\n", ":4: [job.orphan-avatars] grace: the grace period must be at least 1h"),
-        ("[database]\nurl = x\n[job.nosuchjob]\nschedule = @daily\n", ":4: [job.nosuchjob]: unknown job"),
+        ("[database]\nurl = x\n[job.nosuchjob]\nschedule = @daily\n", ":3: [job.nosuchjob]: unknown job"),
         ("[database]\nurl = x\n[job.prune-history]\ntime_zone = Mars/Olympus\n", ":4: [job.prune-history] time_zone:"),
         ("[database]\nurl = x\n[migrations]\ndir =\n", ":4: [migrations] dir: \"\" is not a folder"),
+        // A header with nothing under it is read too: misspelt, unknown or incomplete, it is refused.
+        ("[database]\nurl = x\n[databse]\n", ":3: [databse]: unknown section"),
+        ("[database]\nurl = x\n[job.nosuchjob]\n", ":3: [job.nosuchjob]: unknown job"),
+        ("[database]\nurl = x\n[target.staging]\n[log]\nlevel = info\n", ":3: [target.staging] url: every target needs a url"),
     ])
     func badConfig(text: String, expected: String) throws {
         let path = NSTemporaryDirectory() + "steward-\(UUID().uuidString).ini"
@@ -64,6 +68,18 @@ struct CommandLineTests {
         }
         FaultLedger.record("config file mistakes", runs: 1, faults: 1, objectsChecked: 0,
                            losses: result.exitCode == 78 && result.stderr.contains(path + expected) ? 0 : 1)
+    }
+
+    @Test("a flag beats its environment variable: a bad STEWARD_LOG_LEVEL is refused alone, not beside --log-level")
+    func flagBeatsEnvironment() throws {
+        // Nothing listens on port 1: a command that got past its configuration exits 69.
+        let status = ["status", "--database-url", "postgresql://127.0.0.1:1/none?connect_timeout=2"]
+        let refused = try StewardProcess.run(status, environment: ["STEWARD_LOG_LEVEL": "chatty"])
+        #expect(refused.exitCode == 78 && refused.stderr.contains("STEWARD_LOG_LEVEL"), "\(refused.stderr)")
+        let overridden = try StewardProcess.run(status + ["--log-level", "debug"], environment: ["STEWARD_LOG_LEVEL": "chatty"])
+        #expect(overridden.exitCode == 69, "\(overridden.stderr)")
+        let flagRefused = try StewardProcess.run(status + ["--log-level", "loud"], environment: ["STEWARD_LOG_LEVEL": "debug"])
+        #expect(flagRefused.exitCode == 64 && flagRefused.stderr.contains("--log-level"), "\(flagRefused.stderr)")
     }
 
     @Test("config check refuses a shadow server URL libpq cannot read, naming its line and never its password")
