@@ -19,6 +19,7 @@ public struct DaemonSettings: Sendable {
         self.jobs = try catalog.configure(config.jobSections, config: config)
         self.catalog = catalog
         self.path = path
+        migrationsDirectory = MigrationsConfig.folder(config)
     }
 
     /// The jobs that are enabled.
@@ -27,6 +28,7 @@ public struct DaemonSettings: Sendable {
     /// This instance's name in history rows and status: `[daemon] host`, else the machine's host name.
     public var host: String { config[DaemonConfig.host] ?? ProcessInfo.processInfo.hostName }
 
-    /// The migrations folder (`MigrationsConfig.folder`).
-    public var migrationsDirectory: String { MigrationsConfig.folder(config) }
+    /// The migrations folder (`MigrationsConfig.folder`), decided once when the settings are read (again on reload),
+    /// not on every control request.
+    public let migrationsDirectory: String
 }
