@@ -13,4 +13,6 @@ public enum ExitCode: Int32, Sendable {
     case temporaryFailure = 75
     /// The configuration is wrong.
     case config = 78
+    /// Stopped by the operator (SIGINT or SIGTERM) before the work was done; what finished is reported.
+    case interrupted = 130
 }

@@ -1,6 +1,7 @@
 /// What a rollout does next, as a state machine fed with each target's outcome: stages in order, at most
 /// `parallel` targets at once inside a stage; a failure stops the rollout before the next stage and, unless
-/// `continueOnError`, before any further target of its own stage (the ones already running finish).
+/// `continueOnError`, before any further target of its own stage (the ones already running finish). An interrupt
+/// (the operator's Ctrl-C) starts nothing more, anywhere; the running targets finish.
 public struct FleetRollout: Sendable {
     /// How a target's run ended, as far as the rollout cares.
     public enum Outcome: Sendable, Equatable {
@@ -31,6 +32,8 @@ public struct FleetRollout: Sendable {
     private var running: Set<String> = []
     private var failedInStage = false
     private var stopped = false
+    /// Whether `interrupt()` was called.
+    public private(set) var interrupted = false
     public private(set) var notStarted: [FleetTarget] = []
 
     public init(plan: FleetPlan, parallel: Int, continueOnError: Bool) {
@@ -46,7 +49,7 @@ public struct FleetRollout: Sendable {
     public mutating func next() -> Action {
         while stageIndex < plan.stages.count {
             let stage = plan.stages[stageIndex]
-            let haltStage = failedInStage && !continueOnError
+            let haltStage = interrupted || (failedInStage && !continueOnError)
             if !haltStage, nextInStage < stage.targets.count {
                 guard running.count < parallel else { return .wait }
                 let target = stage.targets[nextInStage]
@@ -55,8 +58,8 @@ public struct FleetRollout: Sendable {
                 return .start(target)
             }
             guard running.isEmpty else { return .wait }
-            // The stage is over: after a failure, nothing further starts, in this stage or the next ones.
-            if failedInStage {
+            // The stage is over: after a failure or an interrupt, nothing further starts, in this stage or the next ones.
+            if failedInStage || interrupted {
                 notStarted = Array(stage.targets[nextInStage...]) + plan.stages[(stageIndex + 1)...].flatMap(\.targets)
                 stageIndex = plan.stages.count
                 stopped = true
@@ -67,6 +70,9 @@ public struct FleetRollout: Sendable {
         }
         return .finished
     }
+
+    /// Starts no further target; those running finish, the rest are left untouched (`notStarted`).
+    public mutating func interrupt() { interrupted = true }
 
     /// Records that `target`'s run ended with `outcome`.
     public mutating func finished(_ target: String, _ outcome: Outcome) {

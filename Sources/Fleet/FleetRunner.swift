@@ -18,18 +18,21 @@ public enum FleetRunner {
         public let lastOutcome: FleetRollout.Outcome
     }
 
-    /// The results in plan order, and the targets a failure left untouched.
+    /// The results in plan order, the targets a failure or an interrupt left untouched, and whether an interrupt
+    /// did (`stopRequested` is asked before each start: true once the operator asked to stop).
     public static func run<Report: Sendable>(
         _ plan: FleetPlan, parallel: Int, continueOnError: Bool,
+        stopRequested: @escaping @Sendable () -> Bool = { false },
         work: @escaping @Sendable (FleetTarget) async -> (FleetRollout.Outcome, Report),
         progress: (Progress) -> Void = { _ in }
-    ) async -> (results: [Result<Report>], notStarted: [FleetTarget]) {
+    ) async -> (results: [Result<Report>], notStarted: [FleetTarget], interrupted: Bool) {
         var rollout = FleetRollout(plan: plan, parallel: parallel, continueOnError: continueOnError)
         var results: [String: Result<Report>] = [:]
         var failed = 0
         let total = plan.targets.count
         await withTaskGroup(of: Result<Report>.self) { group in
             loop: while true {
+                if !rollout.interrupted && stopRequested() { rollout.interrupt() }
                 switch rollout.next() {
                 case .start(let target):
                     group.addTask {
@@ -50,6 +53,7 @@ public enum FleetRunner {
                 }
             }
         }
-        return (plan.targets.compactMap { results[$0.name] }, rollout.notStarted)
+        let notStarted = rollout.notStarted
+        return (plan.targets.compactMap { results[$0.name] }, notStarted, rollout.interrupted && !notStarted.isEmpty)
     }
 }

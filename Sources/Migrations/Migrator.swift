@@ -111,7 +111,8 @@ public struct Migrator {
     }
 
     /// Brings the database up to date, or with `dryRun` only says what it would do.
-    public func migrate(options: Options) throws -> Report {
+    /// `onApplied` is told each file's name as it commits: what a run that fails later still applied.
+    public func migrate(options: Options, onApplied: (String) -> Void = { _ in }) throws -> Report {
         // Two round trips: the session probe, the reset to Steward's settings, and every read the decision needs.
         let state = try MigrationState.read(connection, reset: Self.resetQueries(options)) { cliTableExists in
             switch options.supabaseHistory {
@@ -141,11 +142,11 @@ public struct Migrator {
         }
         let full = try partly.parsed()
         report.filesParsed = unparsed - full.unparsedCount
-        return try Migrator(connection: connection, source: full, logger: logger).decide(state, options: options, report: report)
+        return try Migrator(connection: connection, source: full, logger: logger).decide(state, options: options, report: report, onApplied: onApplied)
     }
 
     /// The rest of `migrate` once every file is parsed: the dry run's plan, or the run under the lock.
-    private func decide(_ state: MigrationState, options: Options, report: Report) throws -> Report {
+    private func decide(_ state: MigrationState, options: Options, report: Report, onApplied: (String) -> Void) throws -> Report {
         var report = report
         if options.dryRun {
             let status = Self.status(state, source: source, options: options)
@@ -222,6 +223,7 @@ public struct Migrator {
             let ms = (MigrationLock.now() - started) * 1000
             logger.info("applied", [("file", file.fileName), ("duration_ms", String(Int(ms.rounded())))])
             report.applied.append((file.fileName, ms))
+            onApplied(file.fileName)
         }
         return report
     }

@@ -15,7 +15,9 @@ enum FleetJobRunCommand: StewardCommand {
         rules of fleet migrate: a failed run stops the rollout before the next stage, and before the rest of its
         stage without --continue-on-error. A target where another run holds the job's lock is skipped, not a
         failure. Exits 0 when every run succeeded (or was skipped), 1 when one failed, 69 when none failed but some
-        targets could not be reached.
+        targets could not be reached. Ctrl-C (or SIGTERM) starts no further target, lets the running runs finish
+        and prints the table (exit 130); a second cancels them (each job's own brake and history hold as for a
+        killed steward job run).
         """,
         positionals: "<job>",
         options: FleetSetup.commonOptions + FleetSetup.rolloutOptions + [
@@ -32,7 +34,7 @@ enum FleetJobRunCommand: StewardCommand {
             throw UsageError(command: spec.name, message: "no job \(name) (known: \(JobCatalog.steward.all.map { $0.name }.joined(separator: ", ")))")
         }
         let dryRun = context.arguments.flag("dry-run")
-        let run = await FleetRunner.run(fleet.plan, parallel: fleet.parallel, continueOnError: fleet.continueOnError, work: { target -> (FleetRollout.Outcome, Result<JobRunner.Outcome, FleetFailure>) in
+        let run = await fleet.rollout(spec.name, work: { target -> (FleetRollout.Outcome, Result<JobRunner.Outcome, FleetFailure>) in
             do {
                 let outcome = try await JobRunCommand.execute(configured, settings: settings, target: try target.connectionString(), dryRun: dryRun,
                                                               force: false, logger: fleet.logger("fleet", target), progressLine: false)
@@ -58,7 +60,7 @@ enum FleetJobRunCommand: StewardCommand {
             }
             rows += run.notStarted.map { .object([("name", .string($0.name)), ("stage", .string($0.stageName)), ("result", .string(FleetResult.notStarted.rawValue))]) }
             Output.print(JSON.object([("job", .string(name)), ("dry_run", .bool(dryRun)), ("targets", .array(rows)),
-                                      ("not_started", .strings(run.notStarted.map(\.name)))]).rendered)
+                                      ("not_started", .strings(run.notStarted.map(\.name))), ("interrupted", .bool(run.interrupted))]).rendered)
         } else {
             var table = FleetTable(columns: ["TARGET", "STAGE", "RESULT", "SUMMARY"])
             for r in run.results {
@@ -71,8 +73,9 @@ enum FleetJobRunCommand: StewardCommand {
                 }
             }
             for target in run.notStarted { table.add([target.name, target.stageName, FleetResult.notStarted.rawValue, "left untouched"]) }
-            Output.print("\(name)\(dryRun ? " (dry run)" : "")\n" + table.text)
+            Output.print("\(name)\(dryRun ? " (dry run)" : "")\n" + table.text
+                         + FleetSetup.stopNote(notStarted: run.notStarted.count, interrupted: run.interrupted, command: spec.name))
         }
-        return FleetRollout.Outcome.exitCode(run.results.map(\.outcome))
+        return FleetRollout.Outcome.exitCode(run.results.map(\.outcome), interrupted: run.interrupted)
     }
 }

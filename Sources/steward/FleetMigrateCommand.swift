@@ -3,6 +3,7 @@ import Fleet
 import Migrations
 import OutputText
 import StewardJSON
+import Synchronization
 
 /// `steward fleet migrate`: the pending files of every target, stage by stage, at most --parallel at once.
 enum FleetMigrateCommand: StewardCommand {
@@ -21,6 +22,9 @@ enum FleetMigrateCommand: StewardCommand {
 
         Exits 0 when every target is applied or up to date, 1 when a target failed (named in the table), 69 when
         none failed but some could not be reached (or refused the password).
+
+        Ctrl-C (or SIGTERM) starts no further target: the running ones finish and the table follows (exit 130, or 1
+        if a target failed); a second Ctrl-C cancels them at once (their open transactions roll back).
 
         Examples:
           steward fleet migrate --config /etc/steward/fleet.ini --dry-run
@@ -46,18 +50,21 @@ enum FleetMigrateCommand: StewardCommand {
     static func run(_ context: CommandContext) async throws -> ExitCode {
         let fleet = try FleetSetup(context, command: spec.name, defaultParallel: 4)
         let options = try MigrateCommand.migratorOptions(context, command: spec.name)
-        let run = await FleetRunner.run(fleet.plan, parallel: fleet.parallel, continueOnError: fleet.continueOnError, work: { target -> (FleetRollout.Outcome, TargetReport) in
+        let run = await fleet.rollout(spec.name, work: { target -> (FleetRollout.Outcome, TargetReport) in
+            // The files applied before a failure stay applied (each commits with its history row): the row says so.
+            let appliedSoFar = Mutex<[String]>([])
             do {
                 let source = try fleet.source(for: target)
                 let logger = fleet.logger("migrations", target)
                 let report = try await fleet.withConnection(target) { connection, _ in
-                    try Migrator(connection: connection, source: source, logger: logger).migrate(options: options)
+                    try Migrator(connection: connection, source: source, logger: logger)
+                        .migrate(options: options, onApplied: { file in appliedSoFar.withLock { $0.append(file) } })
                 }
                 return (.succeeded, TargetReport(applied: report.applied.map(\.file), alreadyApplied: report.alreadyApplied,
                                                  planned: report.plan.map(\.fileName), dryRun: report.dryRun))
             } catch {
                 let failure = FleetFailure(error)
-                return (failure.outcome, TargetReport(failure: failure))
+                return (failure.outcome, TargetReport(applied: appliedSoFar.withLock { $0 }, failure: failure))
             }
         }, progress: { Output.error($0.line) })
 
@@ -69,8 +76,10 @@ enum FleetMigrateCommand: StewardCommand {
         let failed = run.results.filter { $0.outcome != .succeeded }
         if context.json {
             var rows: [JSON] = run.results.map { r in
+                // A failed target's count of files applied before this run is not known (null), its `applied` is.
                 .object([("name", .string(r.target.name)), ("stage", .string(r.target.stageName)), ("result", .string(result(r.report).rawValue)),
-                         ("applied", .strings(r.report.applied)), ("already_applied", .number(Double(r.report.alreadyApplied))),
+                         ("applied", .strings(r.report.applied)),
+                         ("already_applied", r.report.failure == nil ? .number(Double(r.report.alreadyApplied)) : .null),
                          ("would_apply", .strings(r.report.planned)), ("file", .optional(r.report.failure?.file)),
                          ("error", .optional(r.report.failure?.message)), ("seconds", .number((r.seconds * 1000).rounded() / 1000))])
             }
@@ -82,31 +91,35 @@ enum FleetMigrateCommand: StewardCommand {
             }
             Output.print(JSON.object([
                 ("targets", .array(rows)),
-                ("failed", .strings(failed.map(\.target.name))),
+                ("failed", .strings(failed.filter { $0.outcome == .failed }.map(\.target.name))),
+                ("unreachable", .strings(failed.filter { $0.outcome == .unreachable }.map(\.target.name))),
                 ("not_started", .strings(run.notStarted.map(\.name))),
+                ("interrupted", .bool(run.interrupted)),
                 ("dry_run", .bool(options.dryRun)),
             ]).rendered)
         } else {
             var table = FleetTable(columns: ["TARGET", "STAGE", "RESULT", "APPLIED", "FILE", "DETAIL"])
             for r in run.results {
                 let report = r.report
-                let count = report.dryRun ? "\(report.planned.count) to apply" : "\(report.applied.count) (+\(report.alreadyApplied) before)"
-                table.add([r.target.name, r.target.stageName, result(report).rawValue, report.failure == nil ? count : "-",
+                let count = report.dryRun ? "\(report.planned.count) to apply"
+                    : report.failure == nil ? "\(report.applied.count) (+\(report.alreadyApplied) before)" : "\(report.applied.count)"
+                table.add([r.target.name, r.target.stageName, result(report).rawValue, count,
                            report.failure?.file ?? "-", report.failure?.headline ?? "\(String(fixed: r.seconds, digits: 2)) s"])
             }
             for target in run.notStarted { table.add([target.name, target.stageName, FleetResult.notStarted.rawValue, "-", "-", "left untouched"]) }
             var text = table.text + "\n"
             let ok = run.results.count - failed.count
-            text += "\(ok) of \(fleet.plan.targets.count) target(s) \(options.dryRun ? "checked (dry run)" : "done"), \(failed.count) failed, \(run.notStarted.count) not started\n"
+            let unreachable = failed.count { $0.outcome == .unreachable }
+            text += "\(ok) of \(fleet.plan.targets.count) target(s) \(options.dryRun ? "checked (dry run)" : "done"), \(failed.count - unreachable) failed, "
+                + "\(unreachable) unreachable, \(run.notStarted.count) not started\n"
             for r in failed {
-                text += "\nfailed: \(r.target.name)" + (r.report.failure?.file.map { " (\($0))" } ?? "") + "\n  "
+                text += "\n\(r.outcome == .unreachable ? "unreachable" : "failed"): \(r.target.name)" + (r.report.failure?.file.map { " (\($0))" } ?? "")
+                    + (r.report.applied.isEmpty ? "" : " after applying " + r.report.applied.joined(separator: ", ")) + "\n  "
                     + (r.report.failure?.message ?? "").replacing("\n", with: "\n  ") + "\n"
             }
-            if !run.notStarted.isEmpty {
-                text += "\nthe rollout stopped after the failure above; fix it and run fleet migrate again (finished targets are no-ops)\n"
-            }
+            text += FleetSetup.stopNote(notStarted: run.notStarted.count, interrupted: run.interrupted, command: spec.name)
             Output.print(text)
         }
-        return FleetRollout.Outcome.exitCode(run.results.map(\.outcome))
+        return FleetRollout.Outcome.exitCode(run.results.map(\.outcome), interrupted: run.interrupted)
     }
 }

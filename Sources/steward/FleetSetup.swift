@@ -76,6 +76,25 @@ struct FleetSetup: Sendable {
         return logger
     }
 
+    /// Runs the rollout of `work` over the plan, with the brake on: the first Ctrl-C (or SIGTERM) starts no further
+    /// target and lets the running ones finish, so the summary is still printed; a second cancels them.
+    func rollout<Report: Sendable>(_ command: String, work: @escaping @Sendable (FleetTarget) async -> (FleetRollout.Outcome, Report),
+                                   progress: (FleetRunner.Progress) -> Void)
+        async -> (results: [FleetRunner.Result<Report>], notStarted: [FleetTarget], interrupted: Bool) {
+        let brake = RolloutBrake(command: command)
+        defer { brake.release() }
+        return await FleetRunner.run(plan, parallel: parallel, continueOnError: continueOnError, stopRequested: { brake.isPulled },
+                                     work: work, progress: progress)
+    }
+
+    /// The line under a rollout's table that says why targets were left untouched and what to do; empty when none were.
+    static func stopNote(notStarted: Int, interrupted: Bool, command: String) -> String {
+        guard notStarted > 0 else { return "" }
+        return interrupted
+            ? "\ninterrupted: \(notStarted) target(s) not started; run steward \(command) again to go on (finished targets are no-ops)\n"
+            : "\nthe rollout stopped after the failure above; fix it and run steward \(command) again (finished targets are no-ops)\n"
+    }
+
     /// Runs `body` with a connection to `target` on one of the fleet's threads.
     func withConnection<T: Sendable>(_ target: FleetTarget, _ body: @escaping @Sendable (Connection, FleetTarget) throws -> T) async throws -> T {
         let string = try target.connectionString()
@@ -131,8 +150,10 @@ struct FleetFailure: Error, Sendable {
 
 extension FleetRollout.Outcome {
     /// The exit code of a rollout: 1 when a target failed, else 69 when one was unreachable, else 0.
-    static func exitCode(_ outcomes: [FleetRollout.Outcome]) -> ExitCode {
+    /// (A failure says 1 even when an interrupt followed; an interrupt that left targets untouched, 130.)
+    static func exitCode(_ outcomes: [FleetRollout.Outcome], interrupted: Bool) -> ExitCode {
         if outcomes.contains(.failed) { return .failure }
+        if interrupted { return .interrupted }
         if outcomes.contains(.unreachable) { return .unavailable }
         return .ok
     }

@@ -14,7 +14,8 @@ enum FleetVerifyCommand: StewardCommand {
         a target that cannot be verified (unreachable, an error) stops the rollout before the next stage, and before
         the rest of its stage without --continue-on-error. Drift is a finding, not a stop: every target of the stage
         is compared. One row per target (or --json). Exits 0 when every target matches, 2 when some drift,
-        1 when one could not be verified, 69 when none failed but some could not be reached.
+        1 when one could not be verified, 69 when none failed but some could not be reached. Ctrl-C (or SIGTERM)
+        starts no further target, lets the running ones finish and prints the table (exit 130); a second cancels.
         """,
         options: FleetSetup.commonOptions + FleetSetup.rolloutOptions + [.shadowURL])
 
@@ -22,7 +23,7 @@ enum FleetVerifyCommand: StewardCommand {
         let fleet = try FleetSetup(context, command: spec.name, defaultParallel: 4)
         let shadowServer = try context.shadowServer()
         let supabaseHistory = MigrationsConfig.historyMode(context.config)
-        let run = await FleetRunner.run(fleet.plan, parallel: fleet.parallel, continueOnError: fleet.continueOnError, work: { target -> (FleetRollout.Outcome, Result<Verifier.Report, FleetFailure>) in
+        let run = await fleet.rollout(spec.name, work: { target -> (FleetRollout.Outcome, Result<Verifier.Report, FleetFailure>) in
             do {
                 let source = try fleet.source(for: target).parsedWhereValid().source
                 let logger = fleet.logger("verify", target)
@@ -52,7 +53,8 @@ enum FleetVerifyCommand: StewardCommand {
                 }
             }
             rows += run.notStarted.map { .object([("name", .string($0.name)), ("stage", .string($0.stageName)), ("result", .string(FleetResult.notStarted.rawValue))]) }
-            Output.print(JSON.object([("targets", .array(rows)), ("not_started", .strings(run.notStarted.map(\.name)))]).rendered)
+            Output.print(JSON.object([("targets", .array(rows)), ("not_started", .strings(run.notStarted.map(\.name))),
+                                      ("interrupted", .bool(run.interrupted))]).rendered)
         } else {
             var table = FleetTable(columns: ["TARGET", "STAGE", "RESULT", "CHECKED", "DETAIL"])
             var details = ""
@@ -71,9 +73,9 @@ enum FleetVerifyCommand: StewardCommand {
                 }
             }
             for target in run.notStarted { table.add([target.name, target.stageName, FleetResult.notStarted.rawValue, "-", "left untouched"]) }
-            Output.print(table.text + details)
+            Output.print(table.text + details + FleetSetup.stopNote(notStarted: run.notStarted.count, interrupted: run.interrupted, command: spec.name))
         }
-        let code = FleetRollout.Outcome.exitCode(run.results.map(\.outcome))
+        let code = FleetRollout.Outcome.exitCode(run.results.map(\.outcome), interrupted: run.interrupted)
         return code == .ok && drifted ? .drift : code
     }
 }

@@ -177,6 +177,7 @@ extension ExitCode {
         case .unavailable: "The database, or the daemon's control socket, could not be reached; fleet commands: some target could not be reached or refused the password (and none failed otherwise)."
         case .temporaryFailure: "Another run of the job holds the lock, or the daemon did not answer in time; try again later."
         case .config: "The configuration is wrong: the message names file:line and key."
+        case .interrupted: "fleet migrate, verify and job run: stopped by Ctrl-C (SIGINT) or SIGTERM before every target was reached; the targets that ran finished and are in the summary, the rest are not-started. A second signal cancels the running ones at once (their open transactions roll back)."
         }
     }
 }

@@ -104,6 +104,35 @@ struct FleetPlanTests {
         #expect(unreachable.notStarted.count == 9)
     }
 
+    @Test("an interrupt starts nothing more, even with --continue-on-error; the running targets finish; at any point of any plan")
+    func interrupt() throws {
+        let plan = try FleetPlan(targets: Self.fleet, stageOrder: ["canary", "production"])
+        for parallel in [1, 3, 8] {
+            for continueOnError in [false, true] {
+                // Interrupted after each number of decisions: what ran plus what was left is the whole plan, once each.
+                for cut in 0...30 {
+                    var rollout = FleetRollout(plan: plan, parallel: parallel, continueOnError: continueOnError)
+                    var running: [String] = [], started: [String] = [], decisions = 0
+                    loop: while true {
+                        if decisions == cut { rollout.interrupt() }
+                        decisions += 1
+                        switch rollout.next() {
+                        case .start(let target):
+                            #expect(!rollout.interrupted, "started \(target.name) after the interrupt")
+                            running.append(target.name); started.append(target.name)
+                        case .wait:
+                            rollout.finished(running.removeFirst(), .succeeded)
+                        case .finished:
+                            break loop
+                        }
+                    }
+                    #expect(running.isEmpty)
+                    #expect(started + rollout.notStarted.map(\.name) == Self.fleet.map(\.name), "parallel \(parallel), cut \(cut)")
+                }
+            }
+        }
+    }
+
     @Test("the runner keeps the bound with real tasks and reports results in plan order")
     func runner() async throws {
         let plan = try FleetPlan(targets: Self.fleet, stageOrder: ["canary", "production"])

@@ -65,10 +65,12 @@ struct FleetCommandTests {
         // One at a time, so which canaries ran before the failure is known: t01 and t02.
         let canary = try StewardProcess.run(["fleet", "migrate", "--config", world.config, "--parallel", "1"])
         #expect(canary.exitCode == 1, "\(canary.output)")
-        #expect(canary.stdout.contains("failed: t03 (0003_handle_new_user.sql)"), "\(canary.stdout)")
+        // The files it applied before the failing one stay applied, and the summary says which.
+        #expect(canary.stdout.contains("failed: t03 (0003_handle_new_user.sql) after applying 0001_profiles_table.sql, 0002_profiles_rls.sql"),
+                "\(canary.stdout)")
         #expect(canary.stdout.contains("already exists"), "\(canary.stdout)")
         #expect(canary.stderr.contains("fleet: 3/30 done, 1 failed (t03: failed)"), "\(canary.stderr)")
-        #expect(canary.stdout.contains("2 of 30 target(s) done, 1 failed, 27 not started"), "\(canary.stdout)")
+        #expect(canary.stdout.contains("2 of 30 target(s) done, 1 failed, 0 unreachable, 27 not started"), "\(canary.stdout)")
         #expect(try world.applied("t01") == files && world.applied("t02") == files)
         for index in 5..<30 { #expect(try world.applied(World.name(index)) == 0, "\(World.name(index)) was touched") }
         // t03's first two files stay applied (each file its own transaction); nothing of the failing one.
@@ -79,6 +81,9 @@ struct FleetCommandTests {
         let againRows = (try JSONSerialization.jsonObject(with: Data(again.stdout.utf8)) as? [String: Any])?["targets"] as? [[String: Any]] ?? []
         #expect(againRows.count == 30 && againRows.filter { $0["result"] as? String == "not-started" }.count == 27, "\(again.stdout)")
         #expect(againRows.allSatisfy { Set($0.keys) == Set(againRows[0].keys) }, "\(again.stdout)")
+        let t03 = againRows.first { $0["name"] as? String == "t03" }
+        #expect(t03?["result"] as? String == "failed" && (t03?["applied"] as? [String])?.isEmpty == true && t03?["already_applied"] is NSNull,
+                "\(t03 ?? [:])")
         // Without --continue-on-error, no further canary started after the failure.
         let canaryRows = try Self.rows(try StewardProcess.run(["fleet", "migrate", "--config", world.config, "--dry-run", "--json", "--stage", "canary"]))
         #expect(canaryRows["t05"]?["result"] as? String == "dry-run")
@@ -110,7 +115,7 @@ struct FleetCommandTests {
         try world.execute("t20", Self.unblock)
         let rerun = try StewardProcess.run(["fleet", "migrate", "--config", world.config, "--parallel", "8"])
         #expect(rerun.exitCode == 0, "\(rerun.output)")
-        #expect(rerun.stdout.contains("30 of 30 target(s) done, 0 failed, 0 not started"), "\(rerun.stdout)")
+        #expect(rerun.stdout.contains("30 of 30 target(s) done, 0 failed, 0 unreachable, 0 not started"), "\(rerun.stdout)")
         let lines = rerun.stdout.split(separator: "\n")
         #expect(lines.contains { $0.hasPrefix("t20 ") && $0.contains(" applied ") }, "\(rerun.stdout)")
         #expect(lines.filter { $0.contains(" up-to-date ") }.count == 29, "\(rerun.stdout)")
@@ -132,6 +137,57 @@ struct FleetCommandTests {
         let driftStatus = try StewardProcess.run(["fleet", "status", "--config", world.config, "--json"])
         #expect(driftStatus.exitCode == 2)
         #expect(try Self.rows(driftStatus)["t12"]?["drift"] as? Int ?? 0 > 0)
+    }
+
+    @Test("Ctrl-C mid-rollout: the running target finishes, nothing more starts, the summary says so (130); a second Ctrl-C cancels and rolls back")
+    func interrupted() throws {
+        let databases = try (1...6).map { _ in try TestDatabase.create() }
+        defer { for database in databases { try? database.drop() } }
+        let folder = NSTemporaryDirectory() + "steward-fleet-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder + "/migrations", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        // One file that takes a while at each target, so a signal lands while a target runs.
+        try "create table public.rollout_marker (id int);\nselect pg_sleep(1.5);\n"
+            .write(toFile: folder + "/migrations/0001_slow.sql", atomically: true, encoding: .utf8)
+        var text = "[migrations]\ndir = \(folder)/migrations\n"
+        for (index, database) in databases.enumerated() { text += "[target.s\(index + 1)]\nurl = \(database.url)\n" }
+        let config = folder + "/fleet.ini"
+        try text.write(toFile: config, atomically: true, encoding: .utf8)
+        func marked(_ database: TestDatabase) throws -> Bool {
+            try database.connect().query("select to_regclass('public.rollout_marker') is not null").scalar(Bool.self)
+        }
+
+        // 1. One Ctrl-C while the second target runs: it finishes, the other four are left untouched.
+        let run = try StewardProcess.start(["fleet", "migrate", "--config", config, "--parallel", "1"])
+        #expect(eventually(30) { run.stderrSoFar.contains("fleet: 1/6 done") }, "\(run.stderrSoFar)")
+        usleep(300_000)
+        run.kill(SIGINT)
+        let stopped = run.wait(timeout: 60)
+        #expect(stopped.exitCode == 130, "\(stopped.output)")
+        #expect(stopped.stderr.contains("stopping: no further target starts"), "\(stopped.stderr)")
+        #expect(stopped.stdout.contains("2 of 6 target(s) done, 0 failed, 0 unreachable, 4 not started"), "\(stopped.stdout)")
+        #expect(stopped.stdout.contains("interrupted: 4 target(s) not started; run steward fleet migrate again"), "\(stopped.stdout)")
+        #expect(try databases.map(marked) == [true, true, false, false, false, false])
+
+        // 2. Two Ctrl-Cs while the third runs: the process ends at once, the third's transaction rolls back.
+        let cancelled = try StewardProcess.start(["fleet", "migrate", "--config", config, "--parallel", "1"])
+        #expect(eventually(30) { cancelled.stderrSoFar.contains("fleet: 2/6 done") }, "\(cancelled.stderrSoFar)")
+        usleep(500_000)
+        cancelled.kill(SIGINT)
+        usleep(200_000)
+        cancelled.kill(SIGINT)
+        let ended = cancelled.wait(timeout: 10)
+        #expect(ended.exitCode == 130 && ended.stderr.contains("cancelled"), "\(ended.output)")
+        #expect(try eventually(10) { try !marked(databases[2]) })
+        let history = try databases[2].connect().query("select to_regclass('steward.schema_migrations') is not null and exists (select 1 from steward.schema_migrations)").scalar(Bool.self)
+        #expect(!history, "the cancelled target recorded its file")
+
+        // 3. The rerun finishes the rest; the first two are no-ops.
+        let rerun = try StewardProcess.run(["fleet", "migrate", "--config", config, "--parallel", "3"])
+        #expect(rerun.exitCode == 0, "\(rerun.output)")
+        #expect(try databases.map(marked) == Array(repeating: true, count: 6))
+        FaultLedger.record("fleet: Ctrl-C mid-rollout, once and twice", runs: 3, faults: 3, objectsChecked: 6,
+                           losses: rerun.exitCode == 0 && stopped.exitCode == 130 && !history ? 0 : 1)
     }
 
     @Test("unreachable and password-refused targets are rows with the reason, never the password")
@@ -169,6 +225,11 @@ struct FleetCommandTests {
         // The unreachable canary stops the rollout: production is not started.
         let stopped = try StewardProcess.run(["fleet", "migrate", "--config", config])
         #expect(stopped.exitCode == 69, "\(stopped.output)")
+        #expect(stopped.stdout.contains("0 of 3 target(s) done, 0 failed, 1 unreachable, 2 not started") && stopped.stdout.contains("unreachable: down"),
+                "\(stopped.stdout)")
+        let stoppedJSON = try JSONSerialization.jsonObject(with: Data(try StewardProcess.run(["fleet", "migrate", "--config", config, "--json"]).stdout.utf8))
+            as? [String: Any]
+        #expect(stoppedJSON?["unreachable"] as? [String] == ["down"] && stoppedJSON?["failed"] as? [String] == [], "\(stoppedJSON ?? [:])")
         #expect(stopped.stdout.split(separator: "\n").contains { $0.hasPrefix("good ") && $0.contains(" not-started ") }, "\(stopped.stdout)")
         let migrate = try StewardProcess.run(["fleet", "migrate", "--config", config, "--stage", "production", "--continue-on-error"])
         #expect(migrate.exitCode == 69, "\(migrate.output)")

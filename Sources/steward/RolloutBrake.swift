@@ -1,0 +1,49 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CLI
+import Dispatch
+import Synchronization
+
+/// Ctrl-C (SIGINT) or SIGTERM during a fleet rollout. The first stops new targets from starting and lets the running
+/// ones finish, so the summary still names what was done and what was left; a second ends the process at once (each
+/// running target's open transaction rolls back as its connection closes; a no-transaction file keeps the
+/// statements it ran, as a killed `steward migrate` would).
+final class RolloutBrake: Sendable {
+    private let pulls = Atomic<Int>(0)
+    /// Kept for the brake's life; cancelled by `release()`.
+    private nonisolated(unsafe) let sources: [DispatchSourceSignal]
+
+    /// Takes over SIGINT and SIGTERM until the brake is released.
+    init(command: String) {
+        // The default actions are switched off before the sources exist: no window in which Ctrl-C kills at once.
+        sources = [SIGINT, SIGTERM].map { number in
+            signal(number, SIG_IGN)
+            return DispatchSource.makeSignalSource(signal: number, queue: DispatchQueue(label: "steward.brake.\(number)"))
+        }
+        for source in sources {
+            source.setEventHandler { [weak self] in self?.pulled(command: command) }
+            source.resume()
+        }
+    }
+
+    /// Whether a stop was asked for.
+    var isPulled: Bool { pulls.load(ordering: .relaxed) > 0 }
+
+    private func pulled(command: String) {
+        if pulls.add(1, ordering: .relaxed).newValue == 1 {
+            Output.error("\(command): stopping: no further target starts; the running ones finish and the summary follows "
+                         + "(press Ctrl-C again to cancel them: their open transactions roll back)")
+        } else {
+            Output.error("\(command): cancelled; the running targets' open transactions roll back")
+            _exit(ExitCode.interrupted.rawValue)
+        }
+    }
+
+    /// Gives SIGINT and SIGTERM their default actions back.
+    func release() {
+        for source in sources { source.cancel() }
+        signal(SIGINT, SIG_DFL)
+        signal(SIGTERM, SIG_DFL)
+    }
+}
