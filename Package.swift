@@ -56,7 +56,9 @@ let package = Package(
         .target(name: "StewardJSON", dependencies: ["OutputText"]),
         // Log lines: levels, sinks, the secret redactor.
         .target(name: "StewardLog", dependencies: ["StewardJSON", "FileSystem", "OutputText"]),
-        .target(name: "Migrations", dependencies: ["OutputText", "StewardJSON", "BlockingExecutor", "Config", "Postgres", "LibCrypto", "StewardLog", "SQLParser", "StewardDatabase"]),
+        .target(name: "Migrations", dependencies: ["OutputText", "StewardJSON", "BlockingExecutor", "Config", "Postgres", "LibCrypto", "StewardLog", "SQLParser", "StewardDatabase"],
+                exclude: ["catalog-buckets.sql", "catalog-namespaces.sql", "catalog-snapshot.sql", "shadow-copy.sql"],
+                plugins: ["EmbedSchema"]),
         // What each pending statement locks, on which table and for how long (scan, rewrite), judged against the live
         // catalog: `steward lint`, and the gate `migrate` runs before applying.
         .target(name: "Lint", dependencies: ["OutputText", "StewardJSON", "Config", "Migrations", "Postgres", "SQLParser"]),
