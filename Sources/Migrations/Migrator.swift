@@ -201,13 +201,17 @@ public struct Migrator {
             pending.removeAll { file in adoptable.contains { $0.fileName == file.fileName } }
         }
 
+        // The catalog as the last file left it, read in that file's transaction: the next file's first try starts
+        // from it instead of reading it again (Steward's session changes nothing the snapshot holds in between).
+        var lastAfter: CatalogSnapshot?
         for file in pending {
             let started = MigrationLock.now()
             logger.info("applying", [("file", file.fileName), ("transactional", String(file.transactional))])
             do {
                 if file.transactional {
-                    try applyInTransaction(file, history: history, cli: cli, options: options)
+                    lastAfter = try applyInTransaction(file, history: history, cli: cli, options: options, before: lastAfter)
                 } else {
+                    lastAfter = nil
                     try applyStatementByStatement(file, history: history, cli: cli, options: options)
                 }
             } catch MigrationError.statementFailed(let name, let location, let error, var outcome) {
@@ -315,8 +319,21 @@ public struct Migrator {
     /// Temporary tables, prepared statements, open cursors and sequence state go too: a file's `create temp table
     /// profiles` would otherwise take the next file's `alter table profiles` for itself (DISCARD ALL would also let
     /// go of the migration's advisory lock). A fresh session has none, so the first read does without them.
+    /// The statements Steward prepared on this connection stay (whatever a file named its own): the catalog snapshot
+    /// each file is read between is then parsed and planned once per connection, not once per file. The files' own
+    /// are found in the same round trip and deallocated in one more, only when there are any.
     private func resetSession(_ options: Options, slice: Int) throws {
-        try connection.pipeline(["discard temp", "deallocate all", "close all", "discard sequences"] + Self.resetQueries(options, slice: slice))
+        let answers = try connection.pipeline(["discard temp", "close all", "discard sequences"] + Self.resetQueries(options, slice: slice)
+                                              + [Self.othersPreparedStatements(keeping: connection.preparedStatementNames)])
+        let others = try answers[answers.count - 1].scalar([String].self)
+        if !others.isEmpty {
+            try connection.pipeline(try others.map { name -> PostgresQuery in "deallocate \(try SQLIdentifier(name))" })
+        }
+    }
+
+    /// The names of every prepared statement but `keeping`.
+    static func othersPreparedStatements(keeping: [String]) -> PostgresQuery {
+        "select coalesce(array_agg(name::text order by name), '{}') from pg_prepared_statements where name <> all(\(keeping)::text[])"
     }
 
     /// The statements of `resetSession`. client_connection_check_interval: a migrator killed mid-statement is
@@ -357,7 +374,10 @@ public struct Migrator {
     /// Applies a transactional file, in lock slices: a lock not granted within the slice rolls the whole file back
     /// and it is tried again after a backoff (see `LockRetryPolicy`), until the budget runs out; the log says who
     /// blocked it each time.
-    private func applyInTransaction(_ file: MigrationFile, history: HistoryStore, cli: SupabaseCLIHistory?, options: Options) throws {
+    /// Returns the catalog as the file left it. `before` (the previous file's result) stands for the catalog on the
+    /// first try only: a retry comes after a backoff, and reads it again.
+    private func applyInTransaction(_ file: MigrationFile, history: HistoryStore, cli: SupabaseCLIHistory?, options: Options,
+                                    before: CatalogSnapshot?) throws -> CatalogSnapshot {
         let started = MigrationLock.now()
         var attempt = 0
         var story: [String] = []
@@ -365,13 +385,14 @@ public struct Migrator {
             let slice = options.lockRetry.slice(attempt: attempt)
             let watch = watchBlockers(slice: slice)
             do {
-                try applyOnce(file, history: history, cli: cli, options: options, slice: slice, started: started)
+                let after = try applyOnce(file, history: history, cli: cli, options: options, slice: slice, started: started,
+                                          before: attempt == 0 ? before : nil)
                 _ = watch?.stop()
                 if attempt > 0 {
                     logger.info("applied after waiting for locks", [("file", file.fileName), ("tries", String(attempt + 1)),
                                                                     ("waited_s", String(format1(MigrationLock.now() - started)))])
                 }
-                return
+                return after
             } catch MigrationError.statementFailed(let name, let location, let error, let outcome) {
                 let blockers = watch?.stop() ?? []
                 let elapsed = MigrationLock.now() - started
@@ -399,8 +420,10 @@ public struct Migrator {
         }
     }
 
-    /// One try of a transactional file under a `slice` ms `lock_timeout`.
-    private func applyOnce(_ file: MigrationFile, history: HistoryStore, cli: SupabaseCLIHistory?, options: Options, slice: Int, started: Double) throws {
+    /// One try of a transactional file under a `slice` ms `lock_timeout`; returns the catalog after it. `known`, when
+    /// given, is the catalog before it (read as the previous file committed).
+    private func applyOnce(_ file: MigrationFile, history: HistoryStore, cli: SupabaseCLIHistory?, options: Options, slice: Int, started: Double,
+                           before known: CatalogSnapshot?) throws -> CatalogSnapshot {
         try resetSession(options, slice: slice)
         guard connection.transactionStatus == .idle else {
             throw MigrationError.statementFailed(file: file.fileName, location: nil,
@@ -409,11 +432,11 @@ public struct Migrator {
         }
         var current: SQLStatement?
         do {
-            try connection.transaction { c in
+            return try connection.transaction { c in
                 // The CLI's row first: a concurrent `db push` of the same file then fails on the key (or makes this
                 // transaction fail) before either tool's statements commit twice.
                 try cli?.record(file)
-                let before = try CatalogSnapshot.read(c)
+                let before = try known ?? CatalogSnapshot.read(c)
                 for (index, statement) in file.statements.enumerated() where !(options.inShadow && statement.kind.clusterWide) {
                     current = statement
                     try run(statement, of: file, index: index)
@@ -423,7 +446,8 @@ public struct Migrator {
                 try c.query("reset session authorization")
                 try c.query("reset role")
                 // What the file produced, read in its own transaction: exactly its changes, whatever kind.
-                let changes = before.changes(to: try CatalogSnapshot.read(c))
+                let after = try CatalogSnapshot.read(c)
+                let changes = before.changes(to: after)
                 let ms = (MigrationLock.now() - started) * 1000
                 try history.record(file, durationMilliseconds: ms, method: "apply", stewardVersion: options.stewardVersion)
                 try SchemaRecord(connection: c).store(version: file.version, changes: changes, method: "apply")
@@ -432,6 +456,7 @@ public struct Migrator {
                         PostgresError(kind: .server, message: "the transaction ended before the file could be recorded (\(c.transactionStatus))"),
                         outcome: "\(file.fileName) is not recorded; check the database by hand before running again")
                 }
+                return after
             }
         } catch let error as PostgresError {
             let location = current.map { statement in file.location(ofOffset: statement.offset + (error.position ?? 1) - 1) }

@@ -134,11 +134,17 @@ public final class Connection {
         return try check(PQexecPrepared(handle, name, 0, nil, nil, nil, 0), statement: sql)
     }
 
-    /// Forgets the prepared statements when `sql` may have dropped them.
+    /// The server-side names of the statements `queryPrepared` prepared on this connection (to tell them from a
+    /// script's own).
+    public var preparedStatementNames: [String] { preparedStatements.values.sorted() }
+
+    /// Forgets the prepared statements when `sql` may have dropped them: any DEALLOCATE, or a DISCARD with the word
+    /// ALL anywhere (DISCARD TEMP, SEQUENCES and PLANS keep them). Erring on the side of forgetting costs one
+    /// PREPARE; the other way would fail the next read.
     func notePreparedStatementsMayBeGone(_ sql: String) {
         guard !preparedStatements.isEmpty else { return }
         let lowered = sql.lowercased()
-        if lowered.contains("deallocate") || lowered.contains("discard") { preparedStatements = [:] }
+        if lowered.contains("deallocate") || (lowered.contains("discard") && lowered.contains("all")) { preparedStatements = [:] }
     }
 
     private func send(_ sql: String, _ bindings: [(any PostgresBindable)?]) throws -> QueryResult {

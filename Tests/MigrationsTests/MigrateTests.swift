@@ -44,8 +44,9 @@ struct MigrateTests {
     func temporaryTablesDoNotLeak() throws {
         try withTestDatabase { db in
             let folder = try MigrationFolder.withProjectFiles([
-                "0006_scratch.sql": "create temp table profiles as select 1 as x;\nprepare steward_leak as select 1;\n",
-                "0007_bio.sql": "alter table profiles add column bio text;\n",
+                "0006_scratch.sql": "create temp table profiles as select 1 as x;\nprepare steward_leak as select 1;\nprepare \"Other\" as select 2;\n",
+                // The same names again: the previous file's prepared statements are gone, whatever they are called.
+                "0007_bio.sql": "alter table profiles add column bio text;\nprepare steward_leak as select 1;\nprepare \"Other\" as select 2;\n",
             ])
             defer { folder.delete() }
             let report = try migrate(db, folder.path)

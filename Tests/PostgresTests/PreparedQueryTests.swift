@@ -31,4 +31,18 @@ struct PreparedQueryTests {
             }
         }
     }
+
+    @Test("DISCARD TEMP, SEQUENCES and PLANS keep it prepared: the same server-side statement is used again")
+    func keptAcrossPartialDiscards() throws {
+        try withTestDatabase { db in
+            let c = try db.connect()
+            #expect(try c.queryPrepared("t", "select 41 + 1").scalar(Int.self) == 42)
+            let names = c.preparedStatementNames
+            #expect(names.count == 1)
+            try c.pipeline(["discard temp", "discard sequences", "discard plans", "close all", "reset all"])
+            #expect(try c.queryPrepared("t", "select 41 + 1").scalar(Int.self) == 42)
+            #expect(c.preparedStatementNames == names)
+            #expect(try prepared(c) == 1)
+        }
+    }
 }
