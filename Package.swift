@@ -5,7 +5,8 @@ import PackageDescription
 /// the job types once, in `Sources/steward/StewardJobs.swift`.
 let jobModules: [Target] = [
     .target(name: "PruneHistory", dependencies: ["Config", "Jobs", "Postgres"]),
-    .target(name: "UsernameCheck", dependencies: ["Config", "Jobs", "OutputText", "Postgres", "Usernames"]),
+    .target(name: "UsernameCheck", dependencies: ["Config", "Jobs", "OutputText", "Postgres", "Usernames"],
+            exclude: ["case-duplicates.sql", "confusables.sql"], plugins: ["EmbedSchema"]),
     .target(name: "OrphanAvatars", dependencies: ["Config", "HTTP", "Jobs", "OutputText", "StewardLog", "Postgres", "Storage"],
             exclude: ["bucket-counts.sql", "candidate-page.sql", "candidates.sql", "dangling-references.sql", "reference-columns.sql"],
             plugins: ["EmbedSchema"]),

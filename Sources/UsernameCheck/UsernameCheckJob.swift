@@ -252,44 +252,12 @@ public struct UsernameCheckJob: Job {
             try c.execute("set local work_mem = '64MB'")
             if rules.contains("case_duplicate") {
                 // A member's five others are among its group's first six.
-                try c.query("""
-                    with c as (select distinct key as folded from steward_username_repeats where not skeleton),
-                    p as (select k.profile_id, k.username, k.folded from steward_username_keys k join c using (folded)),
-                    g as (select folded from p group by folded having count(*) > 1),
-                    m as materialized (select p.* from p join g using (folded)),
-                    l as (select folded, array_agg(profile_id order by profile_id) as ids,
-                                 array_agg(format('%s (%s)', username, profile_id) order by profile_id) as shown
-                          from (select m.*, row_number() over (partition by folded order by profile_id) as r from m) t
-                          where r <= 6 group by folded)
-                    insert into steward_username_found
-                    select m.profile_id, m.username, 'case_duplicate', 'same after case folding and NFKC as ' ||
-                           (select string_agg(x.shown, ', ' order by x.i)
-                            from (select u.shown, u.i from unnest(l.ids, l.shown) with ordinality u(id, shown, i)
-                                  where u.id <> m.profile_id order by u.i limit 5) x)
-                    from m join l using (folded)
-                    """)
+                try c.query("\(unescaped: EmbeddedSQL.caseDuplicates)")
             }
             if rules.contains("confusable") {
                 // A member's five others (another normal form) are among the first ten of its group once each normal
                 // form keeps only its first five.
-                try c.query("""
-                    with c as (select distinct key as skeleton from steward_username_repeats where skeleton),
-                    p as (select k.profile_id, k.username, k.folded, k.skeleton from steward_username_keys k join c using (skeleton)),
-                    g as (select skeleton from (select distinct skeleton, folded from p) d group by skeleton having count(*) > 1),
-                    m as materialized (select p.* from p join g using (skeleton)),
-                    l as (select skeleton, array_agg(folded order by profile_id) as folds,
-                                 array_agg(format('%s (%s)', username, profile_id) order by profile_id) as shown
-                          from (select f.*, row_number() over (partition by skeleton order by profile_id) as r
-                                from (select m.*, row_number() over (partition by skeleton, folded order by profile_id) as rf from m) f
-                                where rf <= 5) t
-                          where r <= 10 group by skeleton)
-                    insert into steward_username_found
-                    select m.profile_id, m.username, 'confusable', 'looks like ' ||
-                           (select string_agg(x.shown, ', ' order by x.i)
-                            from (select u.shown, u.i from unnest(l.folds, l.shown) with ordinality u(folded, shown, i)
-                                  where u.folded <> m.folded order by u.i limit 5) x)
-                    from m join l using (skeleton)
-                    """)
+                try c.query("\(unescaped: EmbeddedSQL.confusables)")
             }
         }
         try c.execute("analyze steward_username_found")
