@@ -39,8 +39,38 @@ public struct ConnectionString: Sendable, CustomStringConvertible {
             option += 1
         }
         if let password = parameters["password"] { SecretRedactor.register(password) }
+        if let problem = Self.valueProblem(parameters) {
+            throw PostgresError(kind: .invalidArgument, message: "invalid database URL: \(SecretRedactor.redact(problem))")
+        }
         self.raw = text
         self.parameters = parameters
+    }
+
+    /// The values libpq reads only when it connects, checked now so a typo is a config error naming its line rather
+    /// than a failure at the first connection (a daemon's, hours later): ports, sslmode, connect_timeout,
+    /// target_session_attrs.
+    static func valueProblem(_ parameters: [String: String]) -> String? {
+        if let ports = parameters["port"] {
+            // One port for every host, or one per host; an empty one means the default.
+            for port in ports.split(separator: ",", omittingEmptySubsequences: false) where !port.isEmpty {
+                guard port.count <= 5, port.allSatisfy({ $0.isASCII && $0.isNumber }), let n = Int(port), (1...65535).contains(n) else {
+                    return "a port is a number from 1 to 65535"
+                }
+            }
+        }
+        let choices: [(String, [String])] = [
+            ("sslmode", ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"]),
+            ("target_session_attrs", ["any", "read-write", "read-only", "primary", "standby", "prefer-standby"]),
+        ]
+        for (keyword, allowed) in choices {
+            if let value = parameters[keyword], !allowed.contains(value) {
+                return "\(keyword) \"\(LogText.escaped(value))\" is not one of \(allowed.joined(separator: ", "))"
+            }
+        }
+        if let timeout = parameters["connect_timeout"], Int(timeout.trimmingWhitespace()) == nil {
+            return "connect_timeout is a whole number of seconds"
+        }
+        return nil
     }
 
     /// The connection keywords this libpq knows (`PQconndefaults`), and `requiressl`, which it still accepts (read

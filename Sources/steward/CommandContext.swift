@@ -7,6 +7,7 @@ import Daemon
 import Fleet
 import StewardLog
 import Migrations
+import OutputText
 import Postgres
 import Storage
 
@@ -146,6 +147,25 @@ struct CommandContext {
         }
         return try config.checkSecretFiles()
             + FleetTarget.checkConnections(targets, credentialsAvailable: environment["CREDENTIALS_DIRECTORY"] != nil)
+            + folderNotes(config, targets: targets)
+    }
+
+    /// The folders of migration files the configuration names that are not folders here (relative ones from the
+    /// working folder): notes, not errors. The daemon runs its jobs without them (skipping its schema check at
+    /// start); migrate, status and verify stop naming them.
+    static func folderNotes(_ config: StewardConfig, targets: [FleetTarget]) -> [String] {
+        func isFolder(_ path: String) -> Bool {
+            var info = stat()
+            return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+        }
+        var named = [("[migrations] dir", MigrationsConfig.folder(config))] + config[MigrationsConfig.include].map { ("[migrations] include", $0) }
+        for target in targets {
+            if let folder = target.migrationsDirectory { named.append(("[target.\(target.name)] migrations_dir", folder)) }
+            for folder in target.include ?? [] { named.append(("[target.\(target.name)] include", folder)) }
+        }
+        return named.filter { !isFolder($0.1) }.map { key, folder in
+            "\(key): \(LogText.escaped(folder)) is not a folder here (steward migrate, status and verify need it; the daemon skips its schema check without it)"
+        }
     }
 
     /// Reads file, environment and flags again as at start, for a reload.

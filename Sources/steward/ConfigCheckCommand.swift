@@ -34,12 +34,18 @@ enum ConfigCheckCommand: StewardCommand {
             ]).rendered)
         } else {
             var text = "ok: \(settings.path ?? "(no file)") is valid\n\njobs:\n"
+            // Columns as wide as their longest entry, so a long job or target name never runs into the next column.
+            let nameWidth = (settings.jobs.map(\.settings.name.count).max() ?? 0) + 2
+            let scheduleWidth = (settings.jobs.map(\.settings.schedule.description.count).max() ?? 0) + 2
             for job in settings.jobs {
-                text += "  \(job.settings.name.padding(16))\(job.settings.enabled ? "enabled " : "disabled")  \(job.settings.schedule.description.padding(26))"
-                    + (job.settings.enabled ? "next \(ISODate.string(job.settings.schedule.next(after: now)))" : "") + "\n"
+                let line = "  \(job.settings.name.padding(nameWidth))\(job.settings.enabled ? "enabled " : "disabled")  "
+                    + (job.settings.enabled ? job.settings.schedule.description.padding(scheduleWidth) + "next \(ISODate.string(job.settings.schedule.next(after: now)))"
+                                            : job.settings.schedule.description)
+                text += line + "\n"
             }
             if !targets.isEmpty {
-                text += "\ntargets:\n" + targets.map { "  \($0.name.padding(16))stage \($0.stageName)\n" }.joined()
+                let width = (targets.map(\.name.count).max() ?? 0) + 2
+                text += "\ntargets:\n" + targets.map { "  \($0.name.padding(width))stage \($0.stageName)\n" }.joined()
             }
             if !notes.isEmpty { text += "\nnotes:\n" + notes.map { "  " + $0 + "\n" }.joined() }
             Output.print(text)

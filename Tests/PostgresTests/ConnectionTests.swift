@@ -91,6 +91,30 @@ struct ConnectionTests {
         #expect(throws: PostgresError.self) { try ConnectionString("host=x bogus_key=1") }
     }
 
+    @Test("values libpq reads only when it connects are checked at once: ports, sslmode, target_session_attrs, connect_timeout",
+          arguments: [
+        ("postgresql://h:99999/db", "a port is a number from 1 to 65535"),
+        ("postgresql://h:0/db", "a port is a number from 1 to 65535"),
+        ("host=a,b port=5432,x dbname=db", "a port is a number from 1 to 65535"),
+        ("postgresql://h/db?sslmode=requried", "sslmode \"requried\" is not one of"),
+        ("postgresql://h/db?sslmode=REQUIRE", "sslmode \"REQUIRE\" is not one of"),
+        ("postgresql://h/db?target_session_attrs=writable", "target_session_attrs \"writable\" is not one of"),
+        ("postgresql://u:pw@h/db?connect_timeout=soon", "connect_timeout is a whole number of seconds"),
+        ("postgresql://u:pw@h/db?sslmode=verify-full", nil),
+        ("host=a,b port=5432,5433 dbname=db target_session_attrs=read-write connect_timeout=10", nil),
+        ("host=a,b port=,5433 dbname=db", nil),
+        ("postgresql://[::1]:6543/db?sslmode=disable", nil),
+    ] as [(String, String?)])
+    func connectTimeValues(_ text: String, _ problem: String?) {
+        do {
+            _ = try ConnectionString(text)
+            #expect(problem == nil, "accepted \(text)")
+        } catch {
+            #expect(problem.map { "\(error)".contains($0) } == true, "\(text): \(error)")
+            #expect(!"\(error)".contains("pw"), "the password showed: \(error)")
+        }
+    }
+
     @Test("a password from a file joins a URL without showing up in its description", .needsCluster)
     func passwordJoin() throws {
         try withTestDatabase { db in

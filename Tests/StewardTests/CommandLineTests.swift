@@ -70,6 +70,23 @@ struct CommandLineTests {
                            losses: result.exitCode == 78 && result.stderr.contains(path + expected) ? 0 : 1)
     }
 
+    @Test("config check notes a migrations folder that is not there (exit 0: the daemon runs without it) and refuses a bad port or sslmode")
+    func configCheckFolders() throws {
+        let path = NSTemporaryDirectory() + "steward-\(UUID().uuidString).ini"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try "[database]\nurl = postgresql://127.0.0.1:5432/x\n[migrations]\ndir = /nonexistent/migrations\n[target.a]\nurl = postgresql://h/a\nmigrations_dir = /nonexistent/a\n"
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        let noted = try StewardProcess.run(["config", "check", "--config", path])
+        #expect(noted.exitCode == 0, "\(noted.output)")
+        #expect(noted.stdout.contains("[migrations] dir: /nonexistent/migrations is not a folder here"), "\(noted.stdout)")
+        #expect(noted.stdout.contains("[target.a] migrations_dir: /nonexistent/a is not a folder here"), "\(noted.stdout)")
+        for (url, expected) in [("postgresql://127.0.0.1:99999/x", "a port is a number"), ("postgresql://127.0.0.1/x?sslmode=requre", "sslmode \"requre\"")] {
+            try "[database]\nurl = \(url)\n".write(toFile: path, atomically: true, encoding: .utf8)
+            let refused = try StewardProcess.run(["config", "check", "--config", path])
+            #expect(refused.exitCode == 78 && refused.stderr.contains(path + ":2: [database] url: invalid database URL: " + expected), "\(refused.stderr)")
+        }
+    }
+
     @Test("a flag beats its environment variable: a bad STEWARD_LOG_LEVEL is refused alone, not beside --log-level")
     func flagBeatsEnvironment() throws {
         // Nothing listens on port 1: a command that got past its configuration exits 69.
