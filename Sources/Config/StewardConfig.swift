@@ -125,7 +125,9 @@ public struct StewardConfig: Sendable {
         if let dot = name.firstIndex(of: "."), schema.families.contains(String(name[..<dot])) {
             let family = String(name[..<dot])
             if let index = familyIndex[name] {
-                familySections[family, default: []][index].line = line
+                // The first header names the section: one written again further down (its keys split) does not move it.
+                let known = familySections[family, default: []][index].line
+                familySections[family, default: []][index].line = min(known ?? line, line)
             } else {
                 familyIndex[name] = familySections[family, default: []].count
                 familySections[family, default: []].append(NamedSection(family: family, name: String(name[name.index(after: dot)...]), file: file,

@@ -65,7 +65,9 @@ public final class ControlServer: Sendable {
             unlinkOwnSocket()
         }
         await withTaskCancellationHandler {
-            await withTaskGroup(of: Void.self) { group in
+            // Discarding: a plain task group keeps every finished child until it is awaited, and this one is never
+            // awaited, so each request answered by a task would stay in memory for the daemon's life.
+            await withDiscardingTaskGroup { group in
                 for await request in requests {
                     group.addTask {
                         let reply = await handler(request.line, request.peer)

@@ -28,13 +28,16 @@ enum FleetJobRunCommand: StewardCommand {
         guard context.arguments.positionals.count == 1, let name = context.arguments.positionals.first else {
             throw UsageError(command: spec.name, message: "name one job (known: \(JobCatalog.steward.all.map { $0.name }.joined(separator: ", ")))")
         }
+        // On before the fleet is read, off once the summary is written (see RolloutBrake).
+        let brake = RolloutBrake(command: spec.name)
+        defer { brake.release() }
         let fleet = try FleetSetup(context, command: spec.name, defaultParallel: 4)
         let settings = try context.daemonSettings()
         guard let configured = settings.jobs.first(where: { $0.settings.name == name }) else {
             throw UsageError(command: spec.name, message: "no job \(name) (known: \(JobCatalog.steward.all.map { $0.name }.joined(separator: ", ")))")
         }
         let dryRun = context.arguments.flag("dry-run")
-        let run = await fleet.rollout(spec.name, work: { target -> (FleetRollout.Outcome, Result<JobRunner.Outcome, FleetFailure>) in
+        let run = await fleet.rollout(brake: brake, work: { target -> (FleetRollout.Outcome, Result<JobRunner.Outcome, FleetFailure>) in
             do {
                 let outcome = try await JobRunCommand.execute(configured, settings: settings, target: try target.connectionString(), dryRun: dryRun,
                                                               force: false, logger: fleet.logger("fleet", target), progressLine: false)

@@ -48,9 +48,12 @@ enum FleetMigrateCommand: StewardCommand {
     }
 
     static func run(_ context: CommandContext) async throws -> ExitCode {
+        // On before the fleet is read, off once the summary is written (see RolloutBrake).
+        let brake = RolloutBrake(command: spec.name)
+        defer { brake.release() }
         let fleet = try FleetSetup(context, command: spec.name, defaultParallel: 4)
         let options = try MigrateCommand.migratorOptions(context, command: spec.name)
-        let run = await fleet.rollout(spec.name, work: { target -> (FleetRollout.Outcome, TargetReport) in
+        let run = await fleet.rollout(brake: brake, work: { target -> (FleetRollout.Outcome, TargetReport) in
             // The files applied before a failure stay applied (each commits with its history row): the row says so.
             let appliedSoFar = Mutex<[String]>([])
             do {

@@ -76,15 +76,14 @@ struct FleetSetup: Sendable {
         return logger
     }
 
-    /// Runs the rollout of `work` over the plan, with the brake on: the first Ctrl-C (or SIGTERM) starts no further
-    /// target and lets the running ones finish, so the summary is still printed; a second cancels them.
-    func rollout<Report: Sendable>(_ command: String, work: @escaping @Sendable (FleetTarget) async -> (FleetRollout.Outcome, Report),
+    /// Runs the rollout of `work` over the plan under `brake` (taken on by the command before it read the fleet, kept
+    /// until its summary is written): once it is pulled no further target starts and the running ones finish, so the
+    /// summary is still printed; a second pull cancels them.
+    func rollout<Report: Sendable>(brake: RolloutBrake, work: @escaping @Sendable (FleetTarget) async -> (FleetRollout.Outcome, Report),
                                    progress: (FleetRunner.Progress) -> Void)
         async -> (results: [FleetRunner.Result<Report>], notStarted: [FleetTarget], interrupted: Bool) {
-        let brake = RolloutBrake(command: command)
-        defer { brake.release() }
-        return await FleetRunner.run(plan, parallel: parallel, continueOnError: continueOnError, stopRequested: { brake.isPulled },
-                                     work: work, progress: progress)
+        await FleetRunner.run(plan, parallel: parallel, continueOnError: continueOnError, stopRequested: { brake.isPulled },
+                              work: work, progress: progress)
     }
 
     /// The line under a rollout's table that says why targets were left untouched and what to do; empty when none were.

@@ -20,10 +20,13 @@ enum FleetVerifyCommand: StewardCommand {
         options: FleetSetup.commonOptions + FleetSetup.rolloutOptions + [.shadowURL])
 
     static func run(_ context: CommandContext) async throws -> ExitCode {
+        // On before the fleet is read, off once the summary is written (see RolloutBrake).
+        let brake = RolloutBrake(command: spec.name)
+        defer { brake.release() }
         let fleet = try FleetSetup(context, command: spec.name, defaultParallel: 4)
         let shadowServer = try context.shadowServer()
         let supabaseHistory = MigrationsConfig.historyMode(context.config)
-        let run = await fleet.rollout(spec.name, work: { target -> (FleetRollout.Outcome, Result<Verifier.Report, FleetFailure>) in
+        let run = await fleet.rollout(brake: brake, work: { target -> (FleetRollout.Outcome, Result<Verifier.Report, FleetFailure>) in
             do {
                 let source = try fleet.source(for: target).parsedWhereValid().source
                 let logger = fleet.logger("verify", target)

@@ -9,10 +9,17 @@ import Synchronization
 /// ones finish, so the summary still names what was done and what was left; a second ends the process at once (each
 /// running target's open transaction rolls back as its connection closes; a no-transaction file keeps the
 /// statements it ran, as a killed `steward migrate` would).
+///
+/// A command takes it on before it reads the fleet and keeps it until its summary is written: a stop asked for before
+/// the first target starts still gets the summary (every target not-started), and one that comes while a slow reader
+/// holds the summary up does not cut it short.
 final class RolloutBrake: Sendable {
     private let pulls = Atomic<Int>(0)
     /// Kept for the brake's life; cancelled by `release()`.
     private nonisolated(unsafe) let sources: [DispatchSourceSignal]
+    /// Where the brake's messages are written, off the signals' own queues: standard error held up by a reader that
+    /// does not read must not keep the second signal from ending the process.
+    private let messages = DispatchQueue(label: "steward.brake.messages")
 
     /// Takes over SIGINT and SIGTERM until the brake is released.
     init(command: String) {
@@ -32,10 +39,18 @@ final class RolloutBrake: Sendable {
 
     private func pulled(command: String) {
         if pulls.add(1, ordering: .relaxed).newValue == 1 {
-            Output.error("\(command): stopping: no further target starts; the running ones finish and the summary follows "
-                         + "(press Ctrl-C again to cancel them: their open transactions roll back)")
+            messages.async {
+                Output.error("\(command): stopping: no further target starts; the running ones finish and the summary follows "
+                             + "(press Ctrl-C again to cancel them: their open transactions roll back)")
+            }
         } else {
-            Output.error("\(command): cancelled; the running targets' open transactions roll back")
+            // The message gets half a second: the process ends then even if standard error takes nothing more.
+            let written = DispatchSemaphore(value: 0)
+            messages.async {
+                Output.error("\(command): cancelled; the running targets' open transactions roll back")
+                written.signal()
+            }
+            _ = written.wait(timeout: .now() + .milliseconds(500))
             _exit(ExitCode.interrupted.rawValue)
         }
     }

@@ -46,6 +46,9 @@ struct FleetTargetTests {
     @Test("mistakes name file, line and key", arguments: [
         ("[target.a]\nurl = postgresql://h/a\ncolour = blue\n", "/etc/steward/fleet.ini:3: [target.a] colour: unknown key"),
         ("[target.a]\nstage = canary\n", "/etc/steward/fleet.ini:1: [target.a] url: every target needs a url"),
+        // Written twice, its keys split: the message names the first header, whichever came last.
+        ("[target.a]\nstage = canary\n[fleet]\nstages = canary\n[target.a]\n", "/etc/steward/fleet.ini:1: [target.a] url: every target needs a url"),
+        ("[fleet]\nstages = canary\n[target.a]\n[target.a]\nstage = canary\n", "/etc/steward/fleet.ini:3: [target.a] url: every target needs a url"),
         ("[fleet]\nstages = canary\n[target.a]\nurl = postgresql://h/a\nstage = production\n",
          "/etc/steward/fleet.ini:5: [target.a] stage: \"production\" is not one of [fleet] stages"),
         ("[target.a b]\nurl = x\n", "not a valid [section] name"),

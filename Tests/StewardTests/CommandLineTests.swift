@@ -51,6 +51,7 @@ struct CommandLineTests {
         ("[database]\nurl = x\n[databse]\n", ":3: [databse]: unknown section"),
         ("[database]\nurl = x\n[job.nosuchjob]\n", ":3: [job.nosuchjob]: unknown job"),
         ("[database]\nurl = x\n[target.staging]\n[log]\nlevel = info\n", ":3: [target.staging] url: every target needs a url"),
+        ("[database]\nurl = x\n[job.nosuchjob]\nschedule = @daily\n[log]\nlevel = info\n[job.nosuchjob]\n", ":3: [job.nosuchjob]: unknown job"),
     ])
     func badConfig(text: String, expected: String) throws {
         let path = NSTemporaryDirectory() + "steward-\(UUID().uuidString).ini"
