@@ -97,14 +97,18 @@ public struct StewardConfig: Sendable {
         var config = StewardConfig(schema: schema)
         if let path, let file {
             config.sourceFile = path
+            // Headers and keys in file order, so the first mistake is the one named. A header counts even with no key
+            // under it: a misspelt section is refused at its line, an empty [target.NAME] or [job.NAME] is a section
+            // of its family (with nothing set, its own checks say what is missing).
+            var headers = file.headers[...]
             for entry in file.entries {
+                while let header = headers.first, header.line < entry.line {
+                    try config.applyHeader(header.name, line: header.line, file: path)
+                    headers.removeFirst()
+                }
                 try config.apply(entry, file: path)
             }
-            // A header with no key under it: a misspelt section is refused, an empty [target.NAME] or [job.NAME] is
-            // a section of its family (with nothing set, its own checks say what is missing).
-            for header in file.headers {
-                try config.applyHeader(header.name, line: header.line, file: path)
-            }
+            for header in headers { try config.applyHeader(header.name, line: header.line, file: path) }
         }
         for (variable, key) in schema.environmentVariables {
             guard let text = environment[variable], !text.isEmpty else { continue }

@@ -82,8 +82,10 @@ struct FleetSetup: Sendable {
     func rollout<Report: Sendable>(brake: RolloutBrake, work: @escaping @Sendable (FleetTarget) async -> (FleetRollout.Outcome, Report),
                                    progress: (FleetRunner.Progress) -> Void)
         async -> (results: [FleetRunner.Result<Report>], notStarted: [FleetTarget], interrupted: Bool) {
-        await FleetRunner.run(plan, parallel: parallel, continueOnError: continueOnError, stopRequested: { brake.isPulled },
-                              work: work, progress: progress)
+        let run = await FleetRunner.run(plan, parallel: parallel, continueOnError: continueOnError, stopRequested: { brake.isPulled },
+                                        work: work, progress: progress)
+        brake.rolloutEnded()
+        return run
     }
 
     /// The line under a rollout's table that says why targets were left untouched and what to do; empty when none were.

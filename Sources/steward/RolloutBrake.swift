@@ -15,6 +15,8 @@ import Synchronization
 /// holds the summary up does not cut it short.
 final class RolloutBrake: Sendable {
     private let pulls = Atomic<Int>(0)
+    /// Set once every target's run is over: a first signal then only hears that the summary is being written.
+    private let rolloutOver = Atomic<Bool>(false)
     /// Kept for the brake's life; cancelled by `release()`.
     private nonisolated(unsafe) let sources: [DispatchSourceSignal]
     /// Where the brake's messages are written, off the signals' own queues: standard error held up by a reader that
@@ -37,11 +39,16 @@ final class RolloutBrake: Sendable {
     /// Whether a stop was asked for.
     var isPulled: Bool { pulls.load(ordering: .relaxed) > 0 }
 
+    /// Every target's run is over; what is left is writing the summary.
+    func rolloutEnded() { rolloutOver.store(true, ordering: .relaxed) }
+
     private func pulled(command: String) {
         if pulls.add(1, ordering: .relaxed).newValue == 1 {
+            let over = rolloutOver.load(ordering: .relaxed)
             messages.async {
-                Output.error("\(command): stopping: no further target starts; the running ones finish and the summary follows "
-                             + "(press Ctrl-C again to cancel them: their open transactions roll back)")
+                Output.error(over ? "\(command): stopping: every target's run is over; the summary is being written (press Ctrl-C again to end at once)"
+                                  : "\(command): stopping: no further target starts; the running ones finish and the summary follows "
+                                    + "(press Ctrl-C again to cancel them: their open transactions roll back)")
             }
         } else {
             // The message gets half a second: the process ends then even if standard error takes nothing more.

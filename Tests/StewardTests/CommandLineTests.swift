@@ -40,7 +40,9 @@ struct CommandLineTests {
     @Test("a bad config file exits 78 naming file, line and key", arguments: [
         ("[database]\nurl = x\nulr = y\n", ":3: [database] ulr: unknown key"),
         ("[database]\nurl = x\n[migrations]\nlock_wait = soon\n", ":4: [migrations] lock_wait: \"soon\" is not seconds"),
-        ("[databse]\nurl = x\n", ":2: [databse]: unknown section"),
+        ("[databse]\nurl = x\n", ":1: [databse]: unknown section"),
+        // The first mistake in the file is the one named.
+        ("[bogus]\n[database]\nulr = x\n", ":1: [bogus]: unknown section"),
         ("[database]\nthis line is not ini\n", ":2: not a [section] header"),
         ("[database]\nurl = x\n[job.prune-history]\nschedule = 61 * * * *\n", ":4: [job.prune-history] schedule:"),
         ("[database]\nurl = x\n[job.orphan-avatars]\ngrace = 10m\n", ":4: [job.orphan-avatars] grace: the grace period must be at least 1h"),
