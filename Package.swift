@@ -7,7 +7,7 @@ let jobModules: [Target] = [
     .target(name: "PruneHistory", dependencies: ["Config", "Jobs", "Postgres"]),
     .target(name: "UsernameCheck", dependencies: ["Config", "Jobs", "OutputText", "Postgres", "Usernames"],
             exclude: ["case-duplicates.sql", "confusables.sql"], plugins: ["EmbedSchema"]),
-    .target(name: "OrphanAvatars", dependencies: ["Config", "HTTP", "Jobs", "OutputText", "StewardLog", "Postgres", "Storage"],
+    .target(name: "OrphanAvatars", dependencies: ["BlockingExecutor", "Config", "HTTP", "Jobs", "OutputText", "StewardLog", "Postgres", "Storage"],
             exclude: ["bucket-counts.sql", "candidate-page.sql", "candidates.sql", "dangling-references.sql", "reference-columns.sql"],
             plugins: ["EmbedSchema"]),
     .target(name: "AppleSecret", dependencies: ["OutputText", "Alerts", "Apple", "Config", "LibCrypto", "HTTP", "Jobs", "StewardLog", "Postgres"]),

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Dispatch
+import BlockingExecutor
 import Synchronization
 import Postgres
 
@@ -50,17 +50,25 @@ public struct LockRetryPolicy: Sendable, Equatable {
 /// once something has waited that long.
 final class BlockerWatch: Sendable {
     private struct State {
-        var stopped = false
         var seen: [String] = []
     }
     private let state = Mutex(State())
+    /// Wakes the watching thread at once when the watch stops.
+    private let wake = WaitCondition()
+    private let stopped = Atomic<Bool>(false)
 
+    /// Starts watching on a thread of its own: it sleeps on a condition (never a Dispatch global thread, which
+    /// Swift's tasks need), and `stop()` ends it at once, so a file that finishes leaves nothing behind.
     init(target: ConnectionString, pid: Int, interval: Double) {
-        DispatchQueue.global().async { [self] in
+        OwnThread.start { [self] in
             var connection: Connection?
             while true {
-                usleep(useconds_t(max(0.02, interval) * 1_000_000))
-                if state.withLock({ $0.stopped }) { return }
+                let until = MonotonicClock.seconds() + max(0.02, interval)
+                wake.locked {
+                    // A wait may end early: sleep out the interval unless stopped.
+                    while !stopped.load(ordering: .relaxed), case let left = until - MonotonicClock.seconds(), left > 0 { wake.wait(seconds: left) }
+                }
+                if stopped.load(ordering: .relaxed) { return }
                 do {
                     if connection == nil { connection = try Connection(target, connectTimeoutSeconds: 5) }
                     guard let connection else { return }
@@ -79,15 +87,16 @@ final class BlockerWatch: Sendable {
                     return   // the watch is advice: a failure to watch never fails the migration
                 }
             }
-        }
+        }.detach()
     }
 
     /// Stops watching; returns every blocker seen, one line each.
     func stop() -> [String] {
-        state.withLock { state in
-            state.stopped = true
-            return state.seen
+        wake.locked {
+            stopped.store(true, ordering: .relaxed)
+            wake.broadcast()
         }
+        return state.withLock { $0.seen }
     }
 
     /// The sessions blocking `$1`, with the first 80 characters of their query, string literals blanked (a

@@ -1,4 +1,4 @@
-import Dispatch
+import BlockingExecutor
 import Synchronization
 import Postgres
 import Storage
@@ -141,8 +141,7 @@ enum MentionPass {
         // Made here, before the other thread uses the connection: cancelling reads only what this copies now.
         let canceller = other.makeCanceller()
         let result = Mutex<Result<MentionMatcher, any Error>?>(nil)
-        let group = DispatchGroup()
-        DispatchQueue.global().async(group: group) { [matcher] in
+        let alongsideScan = OwnThread.start { [matcher] in
             var copy = matcher
             do {
                 try scan(&copy, lent.connection, otherQuery)
@@ -155,10 +154,10 @@ enum MentionPass {
             if let query { try scan(&matcher, c, query) }
         } catch {
             canceller?.cancel()
-            group.wait()
+            alongsideScan.join()
             throw error
         }
-        group.wait()
+        alongsideScan.join()
         switch result.withLock({ $0 }) {
         case .success(let found):
             guard matcher.merge(found) else { throw MergeFailed() }

@@ -1,0 +1,34 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A thread of its own for one piece of blocking work that runs beside the caller (a second session's scan, a lock
+/// watcher). Never a Dispatch global queue: on Linux those threads are the ones Swift's tasks run on, and a blocked
+/// one stalls every task waiting for a thread (a 100 ms sleep there held up a whole fleet rollout).
+public final class OwnThread: Sendable {
+    private let id: pthread_t?
+
+    private init(id: pthread_t?) { self.id = id }
+
+    /// Starts `body` on a new thread. If no thread can be made, `body` runs here, before this returns.
+    public static func start(_ body: @escaping @Sendable () -> Void) -> OwnThread {
+        final class Box: @unchecked Sendable { let body: @Sendable () -> Void; init(_ body: @escaping @Sendable () -> Void) { self.body = body } }
+        let box = Unmanaged.passRetained(Box(body)).toOpaque()
+        var id = pthread_t()
+        let created = pthread_create(&id, nil, { argument in
+            Unmanaged<Box>.fromOpaque(argument!).takeRetainedValue().body()
+            return nil
+        }, box)
+        guard created == 0 else {
+            Unmanaged<Box>.fromOpaque(box).takeRetainedValue().body()
+            return OwnThread(id: nil)
+        }
+        return OwnThread(id: id)
+    }
+
+    /// Waits for the thread to end. Call it once, or call `detach` instead.
+    public func join() { if let id { pthread_join(id, nil) } }
+
+    /// Lets the thread end on its own, its resources freed then.
+    public func detach() { if let id { pthread_detach(id) } }
+}
