@@ -63,7 +63,7 @@ struct JobCommandTests {
             ("[job.prune-history]\nretention = 12h\n", ":2: [job.prune-history] retention: keep at least 1d of history"),
             ("[job.prune-history]\nschedul = @daily\n", ":2: [job.prune-history] schedul: unknown key"),
             ("[job.prune-history]\ntime_zone = Mars/Base\n", ":2: [job.prune-history] time_zone: unknown time zone"),
-            ("[job.nosuch]\nschedule = @daily\n", ":2: [job.nosuch]: unknown job"),
+            ("[job.nosuch]\nschedule = @daily\n", ":1: [job.nosuch]: unknown job"),
             ("[job.prune-history]\nmissed = sometimes\n", ":2: [job.prune-history] missed"),
         ] {
             try text.write(toFile: path, atomically: true, encoding: .utf8)
