@@ -267,6 +267,44 @@ struct DaemonShutdownTests {
         }
     }
 
+    @Test("a second signal ends the daemon even while its standard error takes nothing more")
+    func secondSignalWithStandardErrorHeld() throws {
+        try withTestDatabase { db in
+            let folder = NSTemporaryDirectory() + "steward-held-\(UUID().uuidString.prefix(8))"
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            let socket = folder + "/control.sock", config = folder + "/steward.ini"
+            try "[database]\nurl = \(db.url)\n[migrations]\ndir = \(TestEnvironment.migrationsDirectory)\n[control]\nsocket = \(socket)\n[daemon]\nleader_poll = 0.5\n"
+                .write(toFile: config, atomically: true, encoding: .utf8)
+            // Standard error is a pipe this test never reads, filled below: every log line the daemon writes then blocks.
+            let held = Pipe()
+            let daemon = Process()
+            daemon.executableURL = URL(fileURLWithPath: TestEnvironment.stewardBinary)
+            daemon.arguments = ["run", "--config", config, "--log-level", "debug"]
+            var environment = ProcessInfo.processInfo.environment
+            environment.removeValue(forKey: "STEWARD_DATABASE_URL")
+            daemon.environment = environment
+            daemon.standardInput = FileHandle.nullDevice
+            daemon.standardOutput = FileHandle.nullDevice
+            daemon.standardError = held
+            try daemon.run()
+            defer { if daemon.isRunning { kill(daemon.processIdentifier, SIGKILL); daemon.waitUntilExit() } }
+            #expect(eventually(30) { (try? StewardProcess.run(["ctl", "--socket", socket, "status"]).exitCode) == 0 })
+            // Filled through an open file description of its own (the daemon's stays blocking, as a real one is).
+            let filler = open("/proc/\(daemon.processIdentifier)/fd/2", O_WRONLY | O_NONBLOCK)
+            #expect(filler >= 0)
+            defer { close(filler) }
+            var chunk = [UInt8](repeating: 0x2E, count: 4096)
+            while write(filler, &chunk, chunk.count) > 0 {}
+            kill(daemon.processIdentifier, SIGTERM)
+            usleep(500_000)
+            let started = Date()
+            kill(daemon.processIdentifier, SIGTERM)
+            #expect(eventually(10) { !daemon.isRunning }, "still running 10 s after the second signal")
+            #expect(Date().timeIntervalSince(started) < 5)
+        }
+    }
+
     @Test("the metrics textfile is written atomically with the leader and job series")
     func metricsTextfile() throws {
         try withTestDatabase { db in
