@@ -278,16 +278,8 @@ struct DaemonShutdownTests {
                 .write(toFile: config, atomically: true, encoding: .utf8)
             // Standard error is a pipe this test never reads, filled below: every log line the daemon writes then blocks.
             let held = Pipe()
-            let daemon = Process()
-            daemon.executableURL = URL(fileURLWithPath: TestEnvironment.stewardBinary)
-            daemon.arguments = ["run", "--config", config, "--log-level", "debug"]
-            var environment = ProcessInfo.processInfo.environment
-            environment.removeValue(forKey: "STEWARD_DATABASE_URL")
-            daemon.environment = environment
-            daemon.standardInput = FileHandle.nullDevice
-            daemon.standardOutput = FileHandle.nullDevice
-            daemon.standardError = held
-            try daemon.run()
+            let daemon = try StewardProcess.launch(["run", "--config", config, "--log-level", "debug"],
+                                                   standardOutput: FileHandle.nullDevice, standardError: held)
             defer { if daemon.isRunning { kill(daemon.processIdentifier, SIGKILL); daemon.waitUntilExit() } }
             #expect(eventually(30) { (try? StewardProcess.run(["ctl", "--socket", socket, "status"]).exitCode) == 0 })
             // Filled through an open file description of its own (the daemon's stays blocking, as a real one is).

@@ -28,18 +28,8 @@ struct FleetBrakeTests {
 
     /// `steward arguments…` with both outputs in pipes this test reads only when it chooses to.
     static func start(_ arguments: [String]) throws -> (process: Process, out: Pipe, err: Pipe) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: TestEnvironment.stewardBinary)
-        process.arguments = arguments
-        var environment = ProcessInfo.processInfo.environment
-        environment.removeValue(forKey: "STEWARD_DATABASE_URL")
-        process.environment = environment
         let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        return (process, out, err)
+        return (try StewardProcess.launch(arguments, standardOutput: out, standardError: err), out, err)
     }
 
     /// Bytes waiting in the pipe, unread.

@@ -30,6 +30,16 @@ public struct StewardProcess {
     /// Starts `steward arguments…` (or `executable`) and returns at once.
     public static func start(_ arguments: [String], environment: [String: String] = [:],
                              executable: String = TestEnvironment.stewardBinary, directory: String? = nil) throws -> Running {
+        let out = Pipe(), err = Pipe()
+        let process = try launch(arguments, environment: environment, executable: executable, directory: directory,
+                                 standardOutput: out, standardError: err)
+        return Running(process: process, out: out, err: err)
+    }
+
+    /// Starts `steward arguments…` with its outputs where the caller says (a pipe it reads only when it chooses to,
+    /// or the null device), without the collecting `start` does; the environment as `start` gives it.
+    public static func launch(_ arguments: [String], environment: [String: String] = [:], executable: String = TestEnvironment.stewardBinary,
+                              directory: String? = nil, standardOutput: Any, standardError: Any) throws -> Process {
         let process = Process()
         if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         process.executableURL = URL(fileURLWithPath: executable)
@@ -38,12 +48,11 @@ public struct StewardProcess {
         env.removeValue(forKey: "STEWARD_DATABASE_URL")
         for (key, value) in environment { env[key] = value }
         process.environment = env
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
+        process.standardOutput = standardOutput
+        process.standardError = standardError
         process.standardInput = FileHandle.nullDevice
         try process.run()
-        return Running(process: process, out: out, err: err)
+        return process
     }
 
     /// A child process still running.
