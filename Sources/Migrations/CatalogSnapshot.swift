@@ -27,15 +27,23 @@ public struct CatalogSnapshot: Sendable, Equatable {
         // or a server's default changes is not a difference. Local to a transaction when inside one (a file's), and
         // put back afterwards either way, so the file's own statements run as it set them.
         let local = connection.transactionStatus == .inTransaction
-        let saved = try connection.query(PostgresQuery(unsafeSQL: "select " + fixedSettings.map { "current_setting('\($0.0)')" }.joined(separator: ", "))).rows[0]
+        // Whether the snapshot query Steward prepared is still there, in the same round trip: a file may have
+        // deallocated it in a way its text does not show (`execute 'deall' || 'ocate all'` in a DO block), and
+        // executing a statement that is gone would abort the file's transaction.
+        let prepared = connection.preparedStatementName(Self.preparedKey) ?? ""
+        let saved = try connection.query("""
+            select \(unescaped: fixedSettings.map { "current_setting('\($0.0)')" }.joined(separator: ", ")),
+                   exists (select 1 from pg_prepared_statements where name = \(prepared))
+            """).rows[0]
         let previous = try fixedSettings.indices.map { try saved.decode(String.self, at: $0) }
+        if try !saved.decode(Bool.self, at: fixedSettings.count) { connection.forgetPreparedStatement(Self.preparedKey) }
         try connection.query(PostgresQuery(unsafeSQL: "select " + fixedSettings.map { "set_config('\($0.0)', '\($0.1)', \(local))" }.joined(separator: ", ")))
         defer {
             let names = fixedSettings.map(\.0)
             _ = try? connection.query("select set_config(name, value, $3) from unnest($1::text[], $2::text[]) as s(name, value)", [names, previous, local])
         }
         var snapshot = CatalogSnapshot()
-        for row in try connection.queryPrepared("catalog_snapshot", query).rows {
+        for row in try connection.queryPrepared(Self.preparedKey, query).rows {
             let group = try row.decode(String.self, at: 0)
             snapshot.groups[group, default: [:]][try row.decode(String.self, at: 1)] = try row.decode(String.self, at: 2)
         }
@@ -48,6 +56,9 @@ public struct CatalogSnapshot: Sendable, Equatable {
         }
         return snapshot
     }
+
+    /// The key of the snapshot query among the connection's prepared statements.
+    static let preparedKey = "catalog_snapshot"
 
     /// The settings the catalog is read under (see `read`).
     static let fixedSettings: [(String, String)] = [

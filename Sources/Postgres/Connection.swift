@@ -138,6 +138,13 @@ public final class Connection {
     /// script's own).
     public var preparedStatementNames: [String] { preparedStatements.values.sorted() }
 
+    /// The server-side name of the statement `queryPrepared` prepared for `key`, if it did.
+    public func preparedStatementName(_ key: String) -> String? { preparedStatements[key] }
+
+    /// Forgets the statement prepared for `key`: it is prepared again, under a new name, when next used (for a caller
+    /// that found the server no longer has it).
+    public func forgetPreparedStatement(_ key: String) { preparedStatements[key] = nil }
+
     /// Forgets the prepared statements when `sql` may have dropped them: any DEALLOCATE, or a DISCARD with the word
     /// ALL anywhere (DISCARD TEMP, SEQUENCES and PLANS keep them). Erring on the side of forgetting costs one
     /// PREPARE; the other way would fail the next read.

@@ -55,6 +55,25 @@ struct MigrateTests {
         }
     }
 
+    @Test("a file that deallocates every prepared statement where its text does not show it: both files apply, each recorded")
+    func hiddenDeallocate() throws {
+        try withTestDatabase { db in
+            let folder = try MigrationFolder.withProjectFiles([
+                "0006_hidden.sql": "create table public.hidden_a (id int);\ndo $$ begin execute 'deall' || 'ocate all'; end $$;\ncreate table public.hidden_b (id int);\n",
+                "0007_after.sql": "do $$ begin execute 'deall' || 'ocate all'; end $$;\ncreate table public.hidden_c (id int);\n",
+            ])
+            defer { folder.delete() }
+            let report = try migrate(db, folder.path)
+            #expect(report.applied.map(\.file).suffix(2) == ["0006_hidden.sql", "0007_after.sql"])
+            // What each file produced is recorded: its own tables, not the other's.
+            let recorded = try db.connect().query("""
+                select version, string_agg(grp, ',' order by grp) from steward.schema_record
+                where grp ~ '^table public\\.hidden_[a-z]$' group by version order by version
+                """).decode((String, String).self)
+            #expect(recorded.map { "\($0.0):\($0.1)" } == ["0006:table public.hidden_a,table public.hidden_b", "0007:table public.hidden_c"], "\(recorded)")
+        }
+    }
+
     @Test("--dry-run shows the plan and changes nothing, not even Steward's own schema")
     func dryRun() throws {
         try withTestDatabase { db in
