@@ -8,10 +8,11 @@ import Glibc
 public final class OwnThread: Sendable {
     private let id: pthread_t?
 
-    private init(id: pthread_t?) { self.id = id }
+    private init(id: pthread_t) { self.id = id }
 
-    /// Starts `body` on a new thread. If no thread can be made, `body` runs here, before this returns.
-    public static func start(_ body: @escaping @Sendable () -> Void) -> OwnThread {
+    /// Starts `body` on a new thread; nil (and `body` not run) when no thread can be made, for the caller to decide:
+    /// run it inline when it ends by itself, skip it when it only ends when told.
+    public static func start(_ body: @escaping @Sendable () -> Void) -> OwnThread? {
         final class Box: @unchecked Sendable { let body: @Sendable () -> Void; init(_ body: @escaping @Sendable () -> Void) { self.body = body } }
         let box = Unmanaged.passRetained(Box(body)).toOpaque()
         var id = pthread_t()
@@ -20,8 +21,8 @@ public final class OwnThread: Sendable {
             return nil
         }, box)
         guard created == 0 else {
-            Unmanaged<Box>.fromOpaque(box).takeRetainedValue().body()
-            return OwnThread(id: nil)
+            Unmanaged<Box>.fromOpaque(box).release()
+            return nil
         }
         return OwnThread(id: id)
     }

@@ -58,12 +58,12 @@ public final class ControlServer: Sendable {
             logger.error("control socket cannot start", [("path", path)])
             return
         }
-        loop.start()
-        logger.info("control socket listening", [("path", path)])
         defer {
             loop.stop()
             unlinkOwnSocket()
         }
+        guard loop.start() else { return }
+        logger.info("control socket listening", [("path", path)])
         await withTaskCancellationHandler {
             // Discarding: a plain task group keeps every finished child until it is awaited, and this one is never
             // awaited, so each request answered by a task would stay in memory for the daemon's life.
@@ -78,7 +78,6 @@ public final class ControlServer: Sendable {
         } onCancel: {
             loop.stop()
         }
-        if !Task.isCancelled { logger.critical("the control socket stopped serving", [("path", path)]) }
     }
 
     private func bind() throws -> Int32 {

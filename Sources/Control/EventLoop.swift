@@ -60,7 +60,8 @@ final class EventLoop: @unchecked Sendable {
         self.logger = logger
     }
 
-    func start() {
+    /// Starts the loop's thread; false when no thread could be made (nothing will answer).
+    func start() -> Bool {
         let box = Unmanaged.passRetained(self).toOpaque()
         var id = pthread_t()
         let created = pthread_create(&id, nil, { argument in
@@ -70,10 +71,11 @@ final class EventLoop: @unchecked Sendable {
         }, box)
         if created == 0 {
             thread.withLock { $0 = id }
-        } else {
-            Unmanaged<EventLoop>.fromOpaque(box).release()
-            logger.error("could not start the control socket's thread", [("error", String(cString: strerror(created)))])
+            return true
         }
+        Unmanaged<EventLoop>.fromOpaque(box).release()
+        logger.critical("could not start the control socket's thread: the socket does not answer", [("error", String(cString: strerror(created)))])
+        return false
     }
 
     /// Stops the loop, closes every connection, waits for the thread. Safe to call twice.
@@ -84,7 +86,8 @@ final class EventLoop: @unchecked Sendable {
         }
         guard first else { return }
         poke()
-        if let id = thread.withLock({ $0 }) { pthread_join(id, nil) }
+        // The loop's thread closes the listener as it ends; one that never started leaves it to this.
+        if let id = thread.withLock({ $0 }) { pthread_join(id, nil) } else { close(listener) }
         close(wake.read)
         close(wake.write)
     }

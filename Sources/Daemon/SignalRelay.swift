@@ -28,11 +28,15 @@ final class SignalRelay: @unchecked Sendable {
         for number in numbers {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: DispatchQueue(label: "steward.signal.\(number)"))
+            // The handler runs on the source's own queue, the one place its `data` is read.
+            nonisolated(unsafe) let handled = source
             source.setEventHandler { @Sendable in
-                if number != SIGHUP, stops.increment() >= 2 {
+                // Dispatch merges a signal that arrives again before the handler runs: `data` says how many came.
+                let arrived = max(1, Int(handled.data))
+                if number != SIGHUP, stops.increment(by: arrived) >= 2 {
                     fallback.asyncAfter(deadline: .now() + Self.secondSignalGrace) { _exit(1) }
                 }
-                continuation.yield(number)
+                for _ in 0..<(number == SIGHUP ? 1 : min(arrived, 2)) { continuation.yield(number) }
             }
             source.resume()
             sources.append(source)
@@ -43,7 +47,7 @@ final class SignalRelay: @unchecked Sendable {
     /// The stop signals seen so far.
     private final class Counter: Sendable {
         private let count = Atomic<Int>(0)
-        func increment() -> Int { count.add(1, ordering: .relaxed).newValue }
+        func increment(by n: Int) -> Int { count.add(n, ordering: .relaxed).newValue }
     }
 
     deinit {

@@ -87,7 +87,7 @@ final class BlockerWatch: Sendable {
                     return   // the watch is advice: a failure to watch never fails the migration
                 }
             }
-        }.detach()
+        }?.detach()   // no thread to be had: no watch (it is advice), never one run here that only `stop()` ends
     }
 
     /// Stops watching; returns every blocker seen, one line each.

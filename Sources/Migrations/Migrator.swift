@@ -202,7 +202,9 @@ public struct Migrator {
         }
 
         // The catalog as the last file left it, read in that file's transaction: the next file's first try starts
-        // from it instead of reading it again (Steward's session changes nothing the snapshot holds in between).
+        // from it instead of reading it again. Steward's session changes nothing the snapshot holds in between; what
+        // another session commits in those few milliseconds is counted as the next file's, as what it commits while
+        // a file runs always was (a retry, after its backoff, reads the catalog again).
         var lastAfter: CatalogSnapshot?
         for file in pending {
             let started = MigrationLock.now()
@@ -325,10 +327,7 @@ public struct Migrator {
     private func resetSession(_ options: Options, slice: Int) throws {
         let answers = try connection.pipeline(["discard temp", "close all", "discard sequences"] + Self.resetQueries(options, slice: slice)
                                               + [Self.othersPreparedStatements(keeping: connection.preparedStatementNames)])
-        let others = try answers[answers.count - 1].scalar([String].self)
-        if !others.isEmpty {
-            try connection.pipeline(try others.map { name -> PostgresQuery in "deallocate \(try SQLIdentifier(name))" })
-        }
+        try connection.deallocate(try answers[answers.count - 1].scalar([String].self))
     }
 
     /// The names of every prepared statement but `keeping`.
@@ -384,6 +383,8 @@ public struct Migrator {
         while true {
             let slice = options.lockRetry.slice(attempt: attempt)
             let watch = watchBlockers(slice: slice)
+            // Whatever leaves this try (any error too), the watch ends with it; `stop()` again is harmless.
+            defer { _ = watch?.stop() }
             do {
                 let after = try applyOnce(file, history: history, cli: cli, options: options, slice: slice, started: started,
                                           before: attempt == 0 ? before : nil)
@@ -534,6 +535,7 @@ public struct Migrator {
             }
             let invalidBefore = Set(try invalidIndexes())
             let watch = watchBlockers(slice: slice)
+            defer { _ = watch?.stop() }
             do {
                 try run(statement, of: file, index: index)
                 _ = watch?.stop()

@@ -141,7 +141,7 @@ enum MentionPass {
         // Made here, before the other thread uses the connection: cancelling reads only what this copies now.
         let canceller = other.makeCanceller()
         let result = Mutex<Result<MentionMatcher, any Error>?>(nil)
-        let alongsideScan = OwnThread.start { [matcher] in
+        let scanAlongside: @Sendable () -> Void = { [matcher] in
             var copy = matcher
             do {
                 try scan(&copy, lent.connection, otherQuery)
@@ -150,14 +150,17 @@ enum MentionPass {
                 result.withLock { $0 = .failure(error) }
             }
         }
+        // No thread to be had: the other scan runs here first, one after the other.
+        let alongsideScan = OwnThread.start(scanAlongside)
+        if alongsideScan == nil { scanAlongside() }
         do {
             if let query { try scan(&matcher, c, query) }
         } catch {
             canceller?.cancel()
-            alongsideScan.join()
+            alongsideScan?.join()
             throw error
         }
-        alongsideScan.join()
+        alongsideScan?.join()
         switch result.withLock({ $0 }) {
         case .success(let found):
             guard matcher.merge(found) else { throw MergeFailed() }

@@ -138,6 +138,15 @@ public final class Connection {
     /// script's own).
     public var preparedStatementNames: [String] { preparedStatements.values.sorted() }
 
+    /// Deallocates the named prepared statements (a script's own, found on the server) in one round trip. Steward's
+    /// own stay known unless one of them is named: a `deallocate` sent another way makes it forget them all.
+    public func deallocate(_ names: [String]) throws {
+        guard !names.isEmpty else { return }
+        let kept = preparedStatements.filter { !names.contains($0.value) }
+        try pipeline(try names.map { name -> PostgresQuery in "deallocate \(try SQLIdentifier(name))" })
+        preparedStatements = kept
+    }
+
     /// The server-side name of the statement `queryPrepared` prepared for `key`, if it did.
     public func preparedStatementName(_ key: String) -> String? { preparedStatements[key] }
 

@@ -31,7 +31,9 @@ final class RolloutBrake: Sendable {
             return DispatchSource.makeSignalSource(signal: number, queue: DispatchQueue(label: "steward.brake.\(number)"))
         }
         for source in sources {
-            source.setEventHandler { [weak self] in self?.pulled(command: command) }
+            // Dispatch merges a signal that arrives again before the handler runs: `data` says how many came.
+            nonisolated(unsafe) let handled = source   // read only by its handler, on its own queue
+            source.setEventHandler { [weak self] in self?.pulled(command: command, times: max(1, Int(handled.data))) }
             source.resume()
         }
     }
@@ -42,8 +44,8 @@ final class RolloutBrake: Sendable {
     /// Every target's run is over; what is left is writing the summary.
     func rolloutEnded() { rolloutOver.store(true, ordering: .relaxed) }
 
-    private func pulled(command: String) {
-        if pulls.add(1, ordering: .relaxed).newValue == 1 {
+    private func pulled(command: String, times: Int) {
+        if pulls.add(times, ordering: .relaxed).newValue == 1 {
             let over = rolloutOver.load(ordering: .relaxed)
             messages.async {
                 Output.error(over ? "\(command): stopping: every target's run is over; the summary is being written (press Ctrl-C again to end at once)"

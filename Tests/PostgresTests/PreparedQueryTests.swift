@@ -32,6 +32,23 @@ struct PreparedQueryTests {
         }
     }
 
+    @Test("deallocating a script's own statements keeps Steward's known and prepared; naming one of Steward's forgets it")
+    func deallocateOthers() throws {
+        try withTestDatabase { db in
+            let c = try db.connect()
+            #expect(try c.queryPrepared("t", "select 41 + 1").scalar(Int.self) == 42)
+            let names = c.preparedStatementNames
+            try c.execute("prepare \"Script's\" as select 1")
+            try c.deallocate(["Script's"])
+            #expect(c.preparedStatementNames == names)
+            #expect(try c.query("select count(*)::int from pg_prepared_statements").scalar(Int.self) == 1)
+            #expect(try c.queryPrepared("t", "select 41 + 1").scalar(Int.self) == 42)
+            try c.deallocate(names)
+            #expect(c.preparedStatementNames.isEmpty)
+            #expect(try c.queryPrepared("t", "select 41 + 1").scalar(Int.self) == 42)
+        }
+    }
+
     @Test("DISCARD TEMP, SEQUENCES and PLANS keep it prepared: the same server-side statement is used again")
     func keptAcrossPartialDiscards() throws {
         try withTestDatabase { db in
