@@ -6,7 +6,7 @@ import Glibc
 /// watcher). Never a Dispatch global queue: on Linux those threads are the ones Swift's tasks run on, and a blocked
 /// one stalls every task waiting for a thread (a 100 ms sleep there held up a whole fleet rollout).
 public final class OwnThread: Sendable {
-    private let id: pthread_t?
+    private let id: pthread_t
 
     private init(id: pthread_t) { self.id = id }
 
@@ -28,8 +28,8 @@ public final class OwnThread: Sendable {
     }
 
     /// Waits for the thread to end. Call it once, or call `detach` instead.
-    public func join() { if let id { pthread_join(id, nil) } }
+    public func join() { pthread_join(id, nil) }
 
     /// Lets the thread end on its own, its resources freed then.
-    public func detach() { if let id { pthread_detach(id) } }
+    public func detach() { pthread_detach(id) }
 }

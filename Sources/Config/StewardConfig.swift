@@ -126,20 +126,21 @@ public struct StewardConfig: Sendable {
     }
 
     private mutating func applyHeader(_ name: String, line: Int, file: String) throws(ConfigError) {
-        if let dot = name.firstIndex(of: "."), schema.families.contains(String(name[..<dot])) {
-            let family = String(name[..<dot])
-            if let index = familyIndex[name] {
-                // The first header names the section: one written again further down (its keys split) does not move it.
-                let known = familySections[family, default: []][index].line
-                familySections[family, default: []][index].line = min(known ?? line, line)
-            } else {
-                familyIndex[name] = familySections[family, default: []].count
-                familySections[family, default: []].append(NamedSection(family: family, name: String(name[name.index(after: dot)...]), file: file,
-                                                                        entries: [], line: line))
-            }
-            return
-        }
+        guard familySection(name, line: line, file: file) == nil else { return }
         _ = try knownSection(name, line: line, file: file)
+    }
+
+    /// Where `[family.NAME]` is in `familySections`, made at its first header (headers come in file order, so a
+    /// header written again further down finds it and does not move its line); nil when `name` is no family's.
+    private mutating func familySection(_ name: String, line: Int, file: String) -> (family: String, index: Int)? {
+        guard let dot = name.firstIndex(of: "."), schema.families.contains(String(name[..<dot])) else { return nil }
+        let family = String(name[..<dot])
+        if let index = familyIndex[name] { return (family, index) }
+        let index = familySections[family, default: []].count
+        familyIndex[name] = index
+        familySections[family, default: []].append(NamedSection(family: family, name: String(name[name.index(after: dot)...]), file: file,
+                                                                entries: [], line: line))
+        return (family, index)
     }
 
     private func knownSection(_ name: String, line: Int, file: String) throws(ConfigError) -> ConfigSection {
@@ -153,15 +154,8 @@ public struct StewardConfig: Sendable {
 
     private mutating func apply(_ entry: INIFile.Entry, file: String) throws(ConfigError) {
         let label = "[\(entry.section)] \(entry.key)"
-        if let dot = entry.section.firstIndex(of: "."), schema.families.contains(String(entry.section[..<dot])) {
-            let family = String(entry.section[..<dot])
-            let name = String(entry.section[entry.section.index(after: dot)...])
-            if let index = familyIndex[entry.section] {
-                familySections[family, default: []][index].entries.append(entry)
-            } else {
-                familyIndex[entry.section] = familySections[family, default: []].count
-                familySections[family, default: []].append(NamedSection(family: family, name: name, file: file, entries: [entry]))
-            }
+        if let (family, index) = familySection(entry.section, line: entry.line, file: file) {
+            familySections[family, default: []][index].entries.append(entry)
             return
         }
         let section = try knownSection(entry.section, line: entry.line, file: file)

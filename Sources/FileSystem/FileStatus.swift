@@ -26,10 +26,11 @@ public struct FileStatus: Sendable, Equatable {
         inode = UInt64(info.st_ino)
     }
 
-    /// The path itself, never what a link points to; nil when nothing is there; throws on any other failure.
-    public static func of(_ path: String) throws(FileSystemError) -> FileStatus? {
+    /// The path itself, never what a link points to (unless `followingLinks`); nil when nothing is there; throws on
+    /// any other failure.
+    public static func of(_ path: String, followingLinks: Bool = false) throws(FileSystemError) -> FileStatus? {
         var info = stat()
-        if lstat(path, &info) == 0 { return FileStatus(info) }
+        if (followingLinks ? stat(path, &info) : lstat(path, &info)) == 0 { return FileStatus(info) }
         if errno == ENOENT { return nil }
         throw FileSystemError(path: path, message: "cannot stat: \(String(cString: strerror(errno)))")
     }

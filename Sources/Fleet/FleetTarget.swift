@@ -49,8 +49,7 @@ public struct FleetTarget: Sendable, Equatable {
 extension FleetTarget {
     /// Reads every `[target.NAME]` section of `config`, in the file's order, with the keys `FleetConfig` declares. A
     /// missing `url`, an unknown key, a bad name, or a stage `[fleet] stages` does not list (or any stage without that
-    /// list) throws, naming file, line
-    /// and key; the values of `url` and `password_file` are never quoted back.
+    /// list) throws, naming file, line and key; the values of `url` and `password_file` are never quoted back.
     public static func read(_ config: StewardConfig) throws(ConfigError) -> [FleetTarget] {
         let stages = config[FleetConfig.stages]
         var targets: [FleetTarget] = []

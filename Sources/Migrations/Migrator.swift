@@ -383,12 +383,11 @@ public struct Migrator {
         while true {
             let slice = options.lockRetry.slice(attempt: attempt)
             let watch = watchBlockers(slice: slice)
-            // Whatever leaves this try (any error too), the watch ends with it; `stop()` again is harmless.
+            // However this try ends, the watch ends with it (a failed one stops it first, for the blockers it saw).
             defer { _ = watch?.stop() }
             do {
                 let after = try applyOnce(file, history: history, cli: cli, options: options, slice: slice, started: started,
                                           before: attempt == 0 ? before : nil)
-                _ = watch?.stop()
                 if attempt > 0 {
                     logger.info("applied after waiting for locks", [("file", file.fileName), ("tries", String(attempt + 1)),
                                                                     ("waited_s", String(format1(MigrationLock.now() - started)))])
@@ -538,7 +537,6 @@ public struct Migrator {
             defer { _ = watch?.stop() }
             do {
                 try run(statement, of: file, index: index)
-                _ = watch?.stop()
                 return
             } catch let error as PostgresError {
                 let blockers = watch?.stop() ?? []

@@ -4,6 +4,7 @@ import Glibc
 import CLI
 import Config
 import Daemon
+import FileSystem
 import Fleet
 import StewardLog
 import Migrations
@@ -154,10 +155,8 @@ struct CommandContext {
     /// working folder): notes, not errors. The daemon runs its jobs without them (skipping its schema check at
     /// start); migrate, status and verify stop naming them.
     static func folderNotes(_ config: StewardConfig, targets: [FleetTarget]) -> [String] {
-        func isFolder(_ path: String) -> Bool {
-            var info = stat()
-            return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
-        }
+        // A link to a folder is a folder here, as migrate reads it.
+        func isFolder(_ path: String) -> Bool { (try? FileStatus.of(path, followingLinks: true))??.kind == .folder }
         var named = [("[migrations] dir", MigrationsConfig.folder(config))] + config[MigrationsConfig.include].map { ("[migrations] include", $0) }
         for target in targets {
             if let folder = target.migrationsDirectory { named.append(("[target.\(target.name)] migrations_dir", folder)) }
