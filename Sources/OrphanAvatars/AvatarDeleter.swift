@@ -9,17 +9,21 @@ import OutputText
 /// to `steward.deleted_objects`, sends each DELETE inside the fence (the reference tables locked against writes),
 /// and settles the audit rows from what Storage answered and what `storage.objects` shows.
 struct AvatarDeleter: Sendable {
-    /// Columns holding references (`public.profiles.avatar_url`).
-    let references: [(schema: String, table: String, column: String)]
+    /// Every relation the scan read references from (`ReferenceColumns.read`): the re-check before each batch reads
+    /// their rows written since the scan (tables whose rows carry `xmin`; anything else whole).
+    let read: [ReferenceTable]
+    /// The relations the fence locks and re-reads inside it (`OrphanAvatarsJob.fencedTables`).
+    let fenced: [ReferenceTable]
     /// Whether each DELETE goes out with the reference tables locked in SHARE mode.
     let fence: Bool
     let fenceWaitMilliseconds: Int
     let fenceRequestTimeout: Double
-    /// The reference relations (`schema.table`) that are tables, whose rows carry `xmin`; views are re-read whole.
-    let tables: Set<String>
     /// The oldest transaction running when the scan read the references: the re-check before each batch reads the
     /// rows written by it or later (everything older was in the scan).
     let scannedSince: String
+    /// The grace period: an object written more recently than this is never deleted, read again right before each
+    /// request.
+    let graceSeconds: Double
 
     /// An object name as its bytes: names are compared byte for byte, never by Unicode canonical equivalence.
     typealias NameKey = [UInt8]
@@ -31,6 +35,12 @@ struct AvatarDeleter: Sendable {
         var answerLost: Int64 = 0
         var bytes: Int64 = 0
         var rescued: Int64 = 0
+        /// Left out right before a request: the object's row changed since it was read (a re-upload, an upsert), is
+        /// inside the grace, or is gone.
+        var changed: Int64 = 0
+        /// The longest time from the last read of the batch's rows to Storage's answer, in milliseconds: the window in
+        /// which a re-upload under the same name could still be deleted.
+        var objectWindowMilliseconds = 0.0
         var partial = false
         var failure: String?
         /// The longest the fence held the reference tables, in milliseconds.
@@ -73,7 +83,7 @@ struct AvatarDeleter: Sendable {
                     _ = try c.execute("set transaction isolation level repeatable read")
                     let since = try c.query("select (pg_snapshot_xmin(pg_current_snapshot())::text::numeric % 4294967296)::text")
                         .scalar(String.self)
-                    return (try referencedNow(c, bucket: bucket, names: names, writtenSince: scannedSince), since)
+                    return (try referencedNow(c, bucket: bucket, names: names, tables: read, writtenSince: scannedSince), since)
                 }
             }
             rescue(referenced, from: &remaining, outcome: &outcome, bucket: bucket, logger: logger)
@@ -84,19 +94,29 @@ struct AvatarDeleter: Sendable {
             let intentWritten = ContinuousClock.now
             try await db.run { [lifetime = intentLifetime] c in
                 _ = try c.query("""
-                    insert into steward.deleted_objects (run_id, bucket_id, name, size, owner, object_created_at, settle_after)
-                    select $1, $2, n, s, nullif(o, ''), to_timestamp(nullif(t, 0)), now() + make_interval(secs => $7::float8)
-                    from unnest($3::text[], $4::bigint[], $5::text[], $6::float8[]) as x(n, s, o, t)
-                    on conflict (run_id, bucket_id, name) do update set settle_after = excluded.settle_after where deleted_objects.deleted_at is null
+                    insert into steward.deleted_objects (run_id, bucket_id, name, size, owner, object_created_at, settle_after, object_id, object_version)
+                    select $1, $2, n, s, nullif(o, ''), to_timestamp(nullif(t, 0)), now() + make_interval(secs => $7::float8), i, nullif(v, '')
+                    from unnest($3::text[], $4::bigint[], $5::text[], $6::float8[], $8::uuid[], $9::text[]) as x(n, s, o, t, i, v)
+                    on conflict (run_id, bucket_id, name) do update set settle_after = excluded.settle_after, object_id = excluded.object_id,
+                      object_version = excluded.object_version where deleted_objects.deleted_at is null
                     """, [runID, bucket, pending.map(\.name), pending.map(\.size),
-                          pending.map { $0.owner ?? "" }, pending.map { String($0.createdAt ?? 0) }, lifetime])
+                          pending.map { $0.owner ?? "" }, pending.map { String($0.createdAt ?? 0) }, lifetime,
+                          pending.map(\.objectID), pending.map { $0.version ?? "" }])
             }
             let fenced = try await db.run { [self] c in
-                try fencedDelete(c, pending: pending.map(\.name), bucket: bucket, runID: runID, storage: storage, writtenSince: since,
+                try fencedDelete(c, pending: pending, bucket: bucket, runID: runID, storage: storage, writtenSince: since,
                                  intentWritten: intentWritten)
             }
             rescue(fenced.referenced, from: &remaining, outcome: &outcome, bucket: bucket, logger: logger)
+            if !fenced.changed.isEmpty {
+                remaining.removeAll { fenced.changed.contains(Array($0.name.utf8)) }
+                outcome.changed += Int64(fenced.changed.count)
+                logger.notice("kept: the object changed since it was read (re-uploaded, inside the grace, or gone)",
+                              [("bucket", bucket), ("count", String(fenced.changed.count))])
+            }
             outcome.fenceHeldMilliseconds = max(outcome.fenceHeldMilliseconds, fenced.heldMilliseconds)
+            outcome.objectWindowMilliseconds = max(outcome.objectWindowMilliseconds, fenced.objectWindowMilliseconds)
+            if remaining.isEmpty { return outcome }
             let sent = remaining
             if let failure = fenced.failure, failure.inFlight {
                 // Storage may still carry the request out: its intent rows stay pending, and the next run settles them
@@ -113,16 +133,21 @@ struct AvatarDeleter: Sendable {
                 }
                 return outcome
             }
-            // Settle the intent rows: what Storage confirmed is deleted; the rest is checked against storage.objects
-            // (gone: the answer was lost on the way; still there: not deleted, tried again).
+            // Settle the intent rows: what Storage confirmed is deleted; the rest is checked against storage.objects by
+            // the object's identity (gone: the answer was lost on the way, whatever holds the name now; still there:
+            // not deleted, tried again).
             let stillThere: Set<NameKey> = try await db.run { [confirmed = fenced.confirmed] c in
                 try c.transaction { c in
                     let confirmedNames = sent.map(\.name).filter { confirmed.contains(Array($0.utf8)) }
                     _ = try c.query("update steward.deleted_objects set deleted_at = now() where run_id = $1 and bucket_id = $2 and name = any($3::text[])",
                                     [runID, bucket, confirmedNames])
-                    let unconfirmed = sent.map(\.name).filter { !confirmed.contains(Array($0.utf8)) }
-                    let present = Set(try c.query("select name from storage.objects where bucket_id = $1 and name = any($2::text[])", [bucket, unconfirmed])
+                    let unconfirmedObjects = sent.filter { !confirmed.contains(Array($0.name.utf8)) }
+                    let present = Set(try c.query("""
+                        select x.n from unnest($2::text[], $3::uuid[]) x(n, i)
+                        where exists (select 1 from storage.objects o where o.bucket_id = $1 and o.id = x.i)
+                        """, [bucket, unconfirmedObjects.map(\.name), unconfirmedObjects.map(\.objectID)])
                         .rows.map { NameKey(try $0.decode(String.self, at: 0).utf8) })
+                    let unconfirmed = unconfirmedObjects.map(\.name)
                     _ = try c.query("update steward.deleted_objects set deleted_at = now() where run_id = $1 and bucket_id = $2 and name = any($3::text[])",
                                     [runID, bucket, unconfirmed.filter { !present.contains(Array($0.utf8)) }])
                     _ = try c.query("delete from steward.deleted_objects where run_id = $1 and bucket_id = $2 and deleted_at is null and name = any($3::text[])",
@@ -178,7 +203,11 @@ struct AvatarDeleter: Sendable {
     /// What happened inside the fence: names found referenced (and left alone), names Storage confirmed, or why not.
     struct FencedOutcome: Sendable {
         var referenced: Set<NameKey> = []
+        /// Left out right before the request: the object's row is not the one the candidate was read from.
+        var changed: Set<NameKey> = []
         var confirmed: Set<NameKey> = []
+        /// From the last read of the objects' rows to Storage's answer (ms).
+        var objectWindowMilliseconds = 0.0
         var failure: FenceFailure?
         /// From the lock granted to the commit.
         var heldMilliseconds = 0.0
@@ -188,8 +217,9 @@ struct AvatarDeleter: Sendable {
     /// are re-checked, their intent rows dropped if referenced, and one DELETE request is sent before the lock is let go
     /// (or, when Storage may still carry it out, once its timeout has passed). Nothing that a reference points to at the
     /// moment of deletion can be deleted. Runs on the database session's queue.
-    private func fencedDelete(_ c: Connection, pending: [String], bucket: String, runID: Int64, storage: StorageSession,
+    private func fencedDelete(_ c: Connection, pending candidates: [OrphanAvatarsJob.Candidate], bucket: String, runID: Int64, storage: StorageSession,
                               writtenSince: String, intentWritten: ContinuousClock.Instant) throws -> FencedOutcome {
+        let pending = candidates.map(\.name)
         do {
             var lockedAt = ContinuousClock.now
             var answer: [UInt8]?
@@ -197,7 +227,7 @@ struct AvatarDeleter: Sendable {
                 var outcome = FencedOutcome()
                 if fence {
                     _ = try c.query("select set_config('lock_timeout', $1, true)", ["\(fenceWaitMilliseconds)ms"])
-                    let tables = try Set(references.map { try SQLIdentifier($0.schema, $0.table) }).sorted { $0.quoted < $1.quoted }
+                    let tables = try Set(fenced.map { try SQLIdentifier($0.schema, $0.table) }).sorted { $0.quoted < $1.quoted }
                     for table in tables {
                         _ = try c.query("lock table \(table) in share mode")
                     }
@@ -207,12 +237,24 @@ struct AvatarDeleter: Sendable {
                     // holds app writes longer than the fence's budget.
                     _ = try c.query("select set_config('statement_timeout', $1, true)", ["\(max(Int(fenceRequestTimeout * 500), 1))ms"])
                 }
-                outcome.referenced = try referencedNow(c, bucket: bucket, names: pending, writtenSince: fence ? writtenSince : scannedSince)
-                if !outcome.referenced.isEmpty {
+                // Inside the fence only its tables are read again; without it, every table read (rows since the scan).
+                outcome.referenced = try referencedNow(c, bucket: bucket, names: pending, tables: fence ? fenced : read,
+                                                       writtenSince: fence ? writtenSince : scannedSince)
+                // The objects as they are now, right before the request, on this attempt as on every retry: a row that is
+                // not the one the candidate was read from (another id or version, a newer updated_at: a re-upload or an
+                // upsert under the same name), one inside the grace, or none, is left out.
+                let unchanged = Set(try c.query("\(unescaped: EmbeddedSQL.unchangedObjects)",
+                                                [bucket, candidates.map(\.name), candidates.map(\.objectID), candidates.map { $0.version ?? "" },
+                                                 candidates.map { $0.updatedMicros.map(String.init) ?? "" }, graceSeconds])
+                    .rows.map { NameKey(try $0.decode(String.self, at: 0).utf8) })
+                let objectsRead = ContinuousClock.now
+                outcome.changed = Set(pending.map { NameKey($0.utf8) }.filter { !unchanged.contains($0) && !outcome.referenced.contains($0) })
+                let dropped = pending.filter { outcome.referenced.contains(Array($0.utf8)) || outcome.changed.contains(Array($0.utf8)) }
+                if !dropped.isEmpty {
                     _ = try c.query("delete from steward.deleted_objects where run_id = $1 and bucket_id = $2 and deleted_at is null and name = any($3::text[])",
-                                    [runID, bucket, pending.filter { outcome.referenced.contains(Array($0.utf8)) }])
+                                    [runID, bucket, dropped])
                 }
-                let names = pending.filter { !outcome.referenced.contains(Array($0.utf8)) }
+                let names = pending.filter { !outcome.referenced.contains(Array($0.utf8)) && !outcome.changed.contains(Array($0.utf8)) }
                 guard !names.isEmpty else { return outcome }
                 // The re-check and the request share fence_request_timeout, so the fence holds app writes no longer
                 // than fence_wait and fence_request_timeout together; a re-check that took over half of it sends nothing.
@@ -248,6 +290,9 @@ struct AvatarDeleter: Sendable {
                     }
                     outcome.failure = failure
                 }
+                // An upper bound of the window no read can close: Storage deletes by name, in its own transaction,
+                // somewhere between the read above and its answer.
+                outcome.objectWindowMilliseconds = (ContinuousClock.now - objectsRead) / .milliseconds(1)
                 return outcome
             }
             if let answer {
@@ -284,11 +329,11 @@ struct AvatarDeleter: Sendable {
     /// now (a fresh snapshot): the same rule as the scan. With `writtenSince` (a transaction ID), only rows written by
     /// that transaction or later are read (tables only; a view is read whole): the rows an earlier snapshot could not
     /// have seen.
-    private func referencedNow(_ c: Connection, bucket: String, names: [String], writtenSince: String?) throws -> Set<NameKey> {
+    private func referencedNow(_ c: Connection, bucket: String, names: [String], tables: [ReferenceTable], writtenSince: String?) throws -> Set<NameKey> {
         // Rows hidden by row level security would not keep their objects: with it off, such a read fails instead.
         _ = try c.query("set local row_security = off")
-        let values = try references.map { reference in
-            try MentionPass.valuesSQL(reference, writtenSince: writtenSince.flatMap { tables.contains("\(reference.schema).\(reference.table)") ? $0 : nil })
+        let values = try tables.map { table in
+            try MentionPass.valuesSQL(table, writtenSince: table.carriesXmin ? writtenSince : nil)
         }
         return try MentionPass.referenced(c, names: names, bucket: bucket, values: values)
     }
@@ -308,9 +353,13 @@ struct AvatarDeleter: Sendable {
     /// Called once any request that run may have had in flight has run into its timeout.
     static func settleInterrupted(_ c: Connection) throws -> (confirmed: Int, dropped: Int) {
         try c.transaction { c in
+            // By the object's identity: a re-upload under the same name after the deletion is another object (a new
+            // id), and the deletion stays audited. Rows from before version 10 carry no id and are settled by name.
             let confirmed = try c.query("""
                 update steward.deleted_objects d set deleted_at = now() where d.deleted_at is null
-                  and not exists (select 1 from storage.objects o where o.bucket_id = d.bucket_id and o.name = d.name)
+                  and case when d.object_id is not null
+                           then not exists (select 1 from storage.objects o where o.id = d.object_id)
+                           else not exists (select 1 from storage.objects o where o.bucket_id = d.bucket_id and o.name = d.name) end
                 """).affectedRows
             let dropped = try c.query("delete from steward.deleted_objects where deleted_at is null").affectedRows
             return (confirmed, dropped)

@@ -11,6 +11,11 @@ extension OrphanAvatarsJob {
         let size: Int64
         let owner: String?
         let createdAt: Double?
+        /// The object's `storage.objects` id, version and updated_at (microseconds since the epoch) as the scan read
+        /// them: right before its request the row must still be this one.
+        let objectID: String
+        let version: String?
+        let updatedMicros: Int64?
     }
 
     /// `keep_prefixes` as `like` patterns (`\`, `%` and `_` taken literally).
@@ -44,11 +49,21 @@ extension OrphanAvatarsJob {
         var everyNameFound: Bool { oneObjectAName && names == objects - unreferenced }
     }
 
+    /// What the candidate scan found: each bucket's counts, what the mention pass read, and what the sample pass found
+    /// in the columns a configured list leaves out.
+    struct CandidateScan: Sendable {
+        let buckets: [BucketScan]
+        let reading: MentionPass.Reading
+        let sampled: [MentionPass.SampledMention]
+        let sampledValues: Int64
+    }
+
     /// Every bucket's objects and, in one anti-join against the names read by the scan, its unreferenced objects
     /// (kept in `steward.orphan_candidates`, those that may go marked `eligible`; indexed by name for the pages when
     /// `indexed`: a dry run reads one page a bucket), with the candidates' count and bytes, in the order of `buckets`.
-    /// One transaction, in phases: the anti-join, the URLs with a query, the mention pass, the index, the counts.
-    func findCandidates(_ c: Connection, indexed: Bool, plain: [Bool], open: () throws -> Connection) throws -> [BucketScan] {
+    /// One transaction, in phases: the anti-join, the URLs with a query, the mention pass over every column read, the
+    /// sample pass over the columns a list leaves out, the index, the counts.
+    func findCandidates(_ c: Connection, columns: ReferenceColumns, indexed: Bool, open: () throws -> Connection) throws -> CandidateScan {
         try c.transaction { c in
             // One snapshot for the table, the mentions and the counts: the objects counted are the ones the anti-join
             // saw, and the references read for mentions are at least as new as those the scan read.
@@ -62,10 +77,11 @@ extension OrphanAvatarsJob {
             try createCandidates(c)
             try keepQueryNamed(c)
             // The rule that decides: a candidate any reference value mentions, in any form, stays.
-            _ = try MentionPass.keepMentioned(c, halves: try MentionPass.halves(c, settings.references, plain: plain), open: open)
+            let (_, reading) = try MentionPass.keepMentioned(c, halves: try MentionPass.halves(c, columns.read), open: open)
+            let (sampled, sampledValues) = try MentionPass.sampleMentions(c, tables: columns.leftOut, rows: settings.sampleRows)
             if indexed { _ = try c.execute("create index orphan_candidates_key on steward.orphan_candidates (bucket, name)") }
             try ScanTables.analyze(c, "steward.orphan_candidates")
-            return try countBuckets(c)
+            return CandidateScan(buckets: try countBuckets(c), reading: reading, sampled: sampled, sampledValues: sampledValues)
         }
     }
 
@@ -103,7 +119,9 @@ extension OrphanAvatarsJob {
     func candidatePage(_ c: Connection, bucket: String, after: String, size: Int) throws -> [Candidate] {
         try c.query("\(unescaped: EmbeddedSQL.candidatePage)", [bucket, after, settings.graceSeconds, size]).rows.map { row in
             Candidate(name: try row.decode(String.self, at: 0), size: try row.decode(Int64.self, at: 1),
-                      owner: try row.decode(String?.self, at: 2), createdAt: try row.decode(Double?.self, at: 3))
+                      owner: try row.decode(String?.self, at: 2), createdAt: try row.decode(Double?.self, at: 3),
+                      objectID: try row.decode(String.self, at: 4), version: try row.decode(String?.self, at: 5),
+                      updatedMicros: try row.decode(Int64?.self, at: 6))
         }
     }
 

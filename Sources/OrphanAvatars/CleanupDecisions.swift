@@ -50,6 +50,10 @@ struct DeletionTally: Sendable, Equatable {
     var answerLost: Int64 = 0
     var bytesFreed: Int64 = 0
     var rescued: Int64 = 0
+    /// Left out right before a request: the object changed since it was read.
+    var changed: Int64 = 0
+    /// The longest window between the last read of a batch's rows and Storage's answer (ms).
+    var objectWindowMax = 0.0
     var batches: Int64 = 0
     var partial: Int64 = 0
     var fenceHeldMax = 0.0
@@ -65,6 +69,8 @@ struct DeletionTally: Sendable, Equatable {
         answerLost += outcome.answerLost
         bytesFreed = bytesFreed.saturatingSum(outcome.bytes)
         rescued += outcome.rescued
+        changed += outcome.changed
+        objectWindowMax = max(objectWindowMax, outcome.objectWindowMilliseconds)
         fenceHeldMax = max(fenceHeldMax, outcome.fenceHeldMilliseconds)
         if outcome.partial { partial += 1 }
         if let failure = outcome.failure { failures.append(failure) }

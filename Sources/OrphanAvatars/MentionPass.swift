@@ -1,5 +1,6 @@
 import BlockingExecutor
 import Synchronization
+import OutputText
 import Postgres
 import Storage
 
@@ -11,52 +12,74 @@ enum MentionPass {
     /// candidates than this are read in several passes over the references, so memory stays flat at any size.
     static let patternsPerPass = 1 << 18
 
-    /// `select v`, each value of `reference` as text; with `writtenSince` (a transaction ID) and a table, only the
-    /// rows written by that transaction or later (the boundary's age computed once a statement); with `pages`, only
-    /// the rows of a plain table in that range of its pages (a TID range scan). Built of checked names and numbers
-    /// only: COPY binds nothing.
-    static func valuesSQL(_ reference: (schema: String, table: String, column: String), writtenSince: String? = nil,
-                          pages: Range<Int>? = nil) throws -> String {
-        let column = try SQLIdentifier(reference.column)
-        let table = try SQLIdentifier(reference.schema, reference.table)
+    /// `select k, v`: each value of every column of `table` as text (`k` is `tag`, the relation's place in the run's
+    /// list, so a text can be told apart by where it came from); with `writtenSince` (a transaction ID) and a table,
+    /// only the rows written by that transaction or later (the boundary's age computed once a statement); with
+    /// `pages`, only the rows of a plain table in that range of its pages (a TID range scan). All of a relation's
+    /// columns come from one read of its rows. Built of checked names and numbers only: COPY binds nothing.
+    /// With `samplePercent`, a `tablesample system` of that share of its pages.
+    static func valuesSQL(_ table: ReferenceTable, tag: Int = 0, writtenSince: String? = nil, pages: Range<Int>? = nil,
+                          samplePercent: Double? = nil) throws -> String {
+        let relation = try SQLIdentifier(table.schema, table.table)
         var filter = ""
         if let writtenSince { filter += " and age(t.xmin) <= (select age('\(UInt32(writtenSince) ?? 0)'::xid))" }
         if let pages {
             if pages.lowerBound > 0 { filter += " and t.ctid >= '(\(pages.lowerBound),0)'::tid" }
             if pages.upperBound < Int.max { filter += " and t.ctid < '(\(pages.upperBound),0)'::tid" }
         }
-        let select: PostgresQuery = "select t.\(column)::text as v from \(table) t where t.\(column) is not null\(unescaped: filter)"
-        return select.sql()
+        let from = (table.only ? "only " : "") + relation.quoted + " t" + (samplePercent.map { " tablesample system (\(String(fixed: $0, digits: 6)))" } ?? "")
+        if table.columns.count == 1 {
+            let column = try SQLIdentifier(table.columns[0])
+            let select: PostgresQuery = """
+                select \(unescaped: String(tag))::int4 as k, t.\(column)::text as v from \(unescaped: from) where t.\(column) is not null\(unescaped: filter)
+                """
+            return select.sql()
+        }
+        let values = try table.columns.map { "(t.\(try SQLIdentifier($0).quoted)::text)" }.joined(separator: ", ")
+        return "select \(tag)::int4 as k, x.v from \(from) cross join lateral (values \(values)) x(v) where x.v is not null\(filter)"
     }
 
-    /// The values of `references` in two halves, to be read at once on two connections: each plain table (`plain`)
-    /// split at its middle page, anything else (a view, a partitioned table) read whole in the first half.
-    static func halves(_ c: Connection, _ references: [(schema: String, table: String, column: String)], plain: [Bool]) throws
-        -> (first: [String], second: [String]) {
+    /// The values of `tables` in two halves, to be read at once on two connections: each plain table split at its
+    /// middle page, anything else (a view, a partitioned table) read whole in the first half. Each select is tagged
+    /// with its table's place in `tables`.
+    static func halves(_ c: Connection, _ tables: [ReferenceTable]) throws -> (first: [String], second: [String]) {
         var first: [String] = [], second: [String] = []
-        for (reference, isPlain) in zip(references, plain) {
-            guard isPlain else { first.append(try valuesSQL(reference)); continue }
+        for (tag, table) in tables.enumerated() {
+            guard table.plain else { first.append(try valuesSQL(table, tag: tag)); continue }
             let pages = try c.query("select (pg_relation_size(to_regclass(format('%I.%I', $1::text, $2::text))) / current_setting('block_size')::int8)::int8",
-                                    [reference.schema, reference.table]).scalar(Int64.self)
+                                    [table.schema, table.table]).scalar(Int64.self)
             let middle = Int(max(pages / 2, 1))
-            first.append(try valuesSQL(reference, pages: 0..<middle))
-            second.append(try valuesSQL(reference, pages: middle..<Int.max))
+            first.append(try valuesSQL(table, tag: tag, pages: 0..<middle))
+            second.append(try valuesSQL(table, tag: tag, pages: middle..<Int.max))
         }
         return (first, second)
     }
 
-    /// The text of every value `values` selects (one row a value).
+    /// `(k, text)`: the tag and the text of every value `values` selects (one row a value).
     static func textsQuery(_ values: String) -> PostgresQuery {
-        "select \(unescaped: ObjectMention.textSQL(value: "s.v")) from (\(unescaped: values)) s"
+        "select s.k, \(unescaped: ObjectMention.textSQL(value: "s.v")) from (\(unescaped: values)) s"
+    }
+
+    /// What one pass over the texts read, and which tables (by tag) held a text that mentioned a candidate first.
+    struct Reading: Sendable {
+        var rows: Int64 = 0
+        var bytes: Int64 = 0
+        var mentioning: Set<Int> = []
+
+        mutating func add(_ other: Reading) {
+            rows += other.rows
+            bytes = bytes.saturatingSum(other.bytes)
+            mentioning.formUnion(other.mentioning)
+        }
     }
 
     /// Marks every eligible candidate in `steward.orphan_candidates` that a value mentions as kept (`eligible` false,
     /// `mentioned` true); returns how many. Inside the scan's transaction, on the run's connection (the functions are
     /// its `pg_temp` copy). The values are read in two halves at once (`halves`), the second on a connection opened
     /// by `open` for the pass: the server sends a COPY's rows from one process, and two share two cores.
-    static func keepMentioned(_ c: Connection, halves: (first: [String], second: [String]), open: () throws -> Connection) throws -> Int64 {
+    static func keepMentioned(_ c: Connection, halves: (first: [String], second: [String]), open: () throws -> Connection) throws -> (kept: Int64, reading: Reading) {
         let total = try c.query("select count(*) from steward.orphan_candidates where eligible").scalar(Int64.self)
-        guard total > 0, !(halves.first + halves.second).isEmpty else { return 0 }
+        guard total > 0, !(halves.first + halves.second).isEmpty else { return (0, Reading()) }
         let passes = Int((total + Int64(patternsPerPass) - 1) / Int64(patternsPerPass))
         // Without a second connection (the server's connection limit, say) both halves are read here, one after the other.
         // With one, it reads in this transaction's snapshot: a row moved from one half to the other meanwhile is read
@@ -68,22 +91,15 @@ enum MentionPass {
         let firstTexts = first.isEmpty ? nil : textsQuery(first.joined(separator: "\nunion all\n"))
         let secondTexts = second.isEmpty ? nil : textsQuery(second.joined(separator: "\nunion all\n"))
         var kept: Int64 = 0
+        var reading = Reading()
         for pass in 0..<passes {
-            let part = passes == 1 ? "" : " and (hashtext(k.name)::int8 % \(passes) + \(passes)) % \(passes) = \(pass)"
-            // An ASCII name has one pattern, read without a function or an array; the others' in rows of their own.
-            let patterns = """
-                (select k.ctid, \(ObjectMention.asciiPatternSQL(name: "k.name")) as p from steward.orphan_candidates k
-                 where k.eligible and octet_length(k.name) = length(k.name)\(part)
-                 union all
-                 select k.ctid, x.p from steward.orphan_candidates k cross join lateral unnest(\(ObjectMention.patternsSQL(name: "k.name"))) x(p)
-                 where k.eligible and octet_length(k.name) <> length(k.name)\(part)) x
-                """
-            var matcher = MentionMatcher(expectedPatterns: min(Int(total), patternsPerPass))
-            // A pattern that is NULL (none is) would be empty: the object is kept.
-            try c.copyRows("select x.p from \(unescaped: patterns)") { row in
-                matcher.add(row.bytes(0) ?? UnsafeBufferPointer(start: nil, count: 0))
-            }
-            try scanTexts(&matcher, c, firstTexts, alongside: helper.flatMap { helper in secondTexts.map { (helper, $0) } })
+            let patterns = candidatePatterns(pass: pass, of: passes)
+            var matcher = try loadMatcher(c, patterns: patterns, expected: min(Int(total), patternsPerPass))
+            var read = Reading()
+            try scanTexts(&matcher, &read, c, firstTexts, alongside: helper.flatMap { helper in secondTexts.map { (helper, $0) } })
+            // Every pass reads the same texts: rows and bytes are counted once.
+            if pass == 0 { (reading.rows, reading.bytes) = (read.rows, read.bytes) }
+            reading.mentioning.formUnion(read.mentioning)
             guard matcher.foundAny else { continue }
             // The rows of the candidates found, by their place in the table (8-ish bytes each, not their names).
             var rows: [String] = []
@@ -100,7 +116,81 @@ enum MentionPass {
                 start += chunk.count
             }
         }
-        return kept
+        return (kept, reading)
+    }
+
+    /// `(ctid, p)`: the patterns of the eligible candidates in pass `pass` of `passes` (the candidates split by a hash
+    /// of their name), as a relation `x` to select from.
+    static func candidatePatterns(pass: Int, of passes: Int) -> String {
+        let part = passes == 1 ? "" : " and (hashtext(k.name)::int8 % \(passes) + \(passes)) % \(passes) = \(pass)"
+        // An ASCII name has one pattern, read without a function or an array; the others' in rows of their own.
+        return """
+            (select k.ctid, \(ObjectMention.asciiPatternSQL(name: "k.name")) as p from steward.orphan_candidates k
+             where k.eligible and octet_length(k.name) = length(k.name)\(part)
+             union all
+             select k.ctid, x.p from steward.orphan_candidates k cross join lateral unnest(\(ObjectMention.patternsSQL(name: "k.name"))) x(p)
+             where k.eligible and octet_length(k.name) <> length(k.name)\(part)) x
+            """
+    }
+
+    /// A matcher holding every pattern of `patterns` (`candidatePatterns`).
+    static func loadMatcher(_ c: Connection, patterns: String, expected: Int) throws -> MentionMatcher {
+        var matcher = MentionMatcher(expectedPatterns: expected)
+        // A pattern that is NULL (none is) would be empty: the object is kept.
+        try c.copyRows("select x.p from \(unescaped: patterns)") { row in
+            matcher.add(row.bytes(0) ?? UnsafeBufferPointer(start: nil, count: 0))
+        }
+        return matcher
+    }
+
+    /// One column a configured list left out whose sample mentions candidates.
+    struct SampledMention: Sendable, Equatable {
+        let column: ColumnName
+        /// Eligible candidates some sampled value mentions.
+        let candidates: Int64
+        /// Values read from the column.
+        let sampled: Int64
+    }
+
+    /// The sample pass: for each column of `tables` (those `reference_columns` leaves out), up to `rows` of its
+    /// values (a `tablesample` of its pages when the table holds more, all of them otherwise) are read past the
+    /// eligible candidates' patterns; returns the columns whose sample mentions at least one, with how many, and the
+    /// values read in all. Inside the scan's transaction, after the mention pass over the listed columns.
+    static func sampleMentions(_ c: Connection, tables: [ReferenceTable], rows: Int) throws -> (mentions: [SampledMention], values: Int64) {
+        let total = try c.query("select count(*) from steward.orphan_candidates where eligible").scalar(Int64.self)
+        guard total > 0, !tables.isEmpty else { return ([], 0) }
+        let passes = Int((total + Int64(patternsPerPass) - 1) / Int64(patternsPerPass))
+        var counts: [ColumnName: Int64] = [:]
+        var sampled: [ColumnName: Int64] = [:]
+        for pass in 0..<passes {
+            let patterns = candidatePatterns(pass: pass, of: passes)
+            let base = try loadMatcher(c, patterns: patterns, expected: min(Int(total), patternsPerPass))
+            for table in tables {
+                let estimate = try c.query("select coalesce((select reltuples::float8 from pg_class where oid = to_regclass(format('%I.%I', $1::text, $2::text))), -1)",
+                                           [table.schema, table.table]).scalar(Double.self)
+                // Three times the rows wanted, of the table's pages, when it holds many more: the limit keeps the read bounded.
+                let percent = estimate > Double(rows) ? min(100, 300 * Double(rows) / estimate) : nil
+                for column in table.columnNames {
+                    let one = ReferenceTable(schema: table.schema, table: table.table, columns: [column.column], rowAddressed: table.rowAddressed,
+                                             carriesXmin: table.carriesXmin, only: table.only)
+                    let select = try valuesSQL(one, samplePercent: percent)
+                    var matcher = base
+                    var read = Reading()
+                    try scan(&matcher, &read, c, textsQuery(select + " limit \(rows)"))
+                    if pass == 0 { sampled[column] = read.rows }
+                    guard matcher.foundAny else { continue }
+                    var places = Set<String>()
+                    try c.copyRows("select x.ctid::text, x.p from \(unescaped: patterns)") { row in
+                        if matcher.wasFound(row.bytes(1) ?? UnsafeBufferPointer(start: nil, count: 0)), let place = row.string(0) { places.insert(place) }
+                    }
+                    counts[column, default: 0] += Int64(places.count)
+                }
+            }
+        }
+        let mentions = tables.flatMap(\.columnNames).compactMap { column in
+            counts[column].flatMap { $0 > 0 ? SampledMention(column: column, candidates: $0, sampled: sampled[column] ?? 0) : nil }
+        }
+        return (mentions, sampled.values.reduce(0, +))
     }
 
     /// A connection for the second half: it reads as the run's does (row level security off, no JIT, its own copy of
@@ -113,10 +203,19 @@ enum MentionPass {
         return helper
     }
 
-    /// Reads every text `query` gives into `matcher`.
-    private static func scan(_ matcher: inout MentionMatcher, _ c: Connection, _ query: PostgresQuery) throws {
+    /// Reads every `(k, text)` row `query` gives into `matcher`, counting rows and bytes and noting the tags of texts
+    /// that mentioned a candidate not found before.
+    private static func scan(_ matcher: inout MentionMatcher, _ reading: inout Reading, _ c: Connection, _ query: PostgresQuery) throws {
         try c.copyRows(query) { row in
-            if !matcher.allFound, let bytes = row.bytes(0) { matcher.scan(bytes) }
+            guard let bytes = row.bytes(1) else { return }
+            reading.rows += 1
+            reading.bytes = reading.bytes.saturatingSum(Int64(bytes.count))
+            guard !matcher.allFound else { return }
+            let before = matcher.foundCount
+            matcher.scan(bytes)
+            if matcher.foundCount > before, let tag = row.bytes(0), tag.count == 4 {
+                reading.mentioning.insert(Int(Int32(bitPattern: tag.reduce(UInt32(0)) { $0 << 8 | UInt32($1) })))
+            }
         }
     }
 
@@ -131,21 +230,22 @@ enum MentionPass {
     /// Scans the texts `query` gives on `c` and, at the same time on another thread, those of `alongside` on its
     /// connection (with a copy of the matcher, merged after). When one side fails the other is cancelled, and the
     /// first error is thrown once both have stopped.
-    private static func scanTexts(_ matcher: inout MentionMatcher, _ c: Connection, _ query: PostgresQuery?,
+    private static func scanTexts(_ matcher: inout MentionMatcher, _ reading: inout Reading, _ c: Connection, _ query: PostgresQuery?,
                                   alongside: (Connection, PostgresQuery)?) throws {
         guard let (other, otherQuery) = alongside else {
-            if let query { try scan(&matcher, c, query) }
+            if let query { try scan(&matcher, &reading, c, query) }
             return
         }
         let lent = Lent(connection: other)
         // Made here, before the other thread uses the connection: cancelling reads only what this copies now.
         let canceller = other.makeCanceller()
-        let result = Mutex<Result<MentionMatcher, any Error>?>(nil)
+        let result = Mutex<Result<(MentionMatcher, Reading), any Error>?>(nil)
         let scanAlongside: @Sendable () -> Void = { [matcher] in
             var copy = matcher
+            var read = Reading()
             do {
-                try scan(&copy, lent.connection, otherQuery)
-                result.withLock { $0 = .success(copy) }
+                try scan(&copy, &read, lent.connection, otherQuery)
+                result.withLock { [copy, read] in $0 = .success((copy, read)) }
             } catch {
                 result.withLock { $0 = .failure(error) }
             }
@@ -154,7 +254,7 @@ enum MentionPass {
         let alongsideScan = OwnThread.start(scanAlongside)
         if alongsideScan == nil { scanAlongside() }
         do {
-            if let query { try scan(&matcher, c, query) }
+            if let query { try scan(&matcher, &reading, c, query) }
         } catch {
             canceller?.cancel()
             alongsideScan?.join()
@@ -162,8 +262,9 @@ enum MentionPass {
         }
         alongsideScan?.join()
         switch result.withLock({ $0 }) {
-        case .success(let found):
+        case .success(let (found, read)):
             guard matcher.merge(found) else { throw MergeFailed() }
+            reading.add(read)
         case .failure(let error): throw error
         case nil: break
         }

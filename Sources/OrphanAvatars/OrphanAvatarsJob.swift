@@ -26,7 +26,7 @@ public struct OrphanAvatarsJob: Job {
     }, default: 86400, takes: "leave objects younger than this alone (at least 1h)")
     static let batchSizeKey = ConfigKey("batch_size", .integer(1...1000), default: 500, takes: "names per DELETE request (1 to 1000)")
     static let maxFractionKey = ConfigKey("max_fraction", .number(0...1), default: 0.5, takes: "refuse when candidates exceed this share of a bucket (0 to 1)")
-    static let maxPerRunKey = ConfigKey("max_per_run", .integer(1...Int.max), default: 10000, takes: "refuse when there are more candidates than this")
+    static let maxPerRunKey = ConfigKey("max_per_run", .integer(1...Int.max), default: 10000, takes: "refuse when the run has more candidates than this, all buckets together")
     static let keepPrefixesKey = ConfigKey("keep_prefixes", .list, default: [], takes: "name prefixes never deleted, comma-separated (e.g. defaults/)")
     static let fenceKey = ConfigKey("fence", .boolean, default: true,
                                     takes: "lock the reference tables against writes (SHARE mode) while each DELETE is sent: on or off")
@@ -36,19 +36,48 @@ public struct OrphanAvatarsJob: Job {
     static let fenceRequestTimeoutKey = ConfigKey("fence_request_timeout", fenceTiming(example: "4s"), default: nil,
                                                   takes: "the longest one DELETE may take inside the fence: auto (half the API roles' smallest statement_timeout or lock_timeout, at most 10s) or 1s to 60s (lowered to fit)",
                                                   defaultText: "auto")
-    static let referencesKey = ConfigKey("references", ConfigValueType<String>.text.map({ value -> Result<[(schema: String, table: String, column: String)], ConfigProblem> in
+    /// `schema.table.column, …`, each checked for its three parts.
+    static func columnList(_ value: String) -> Result<[ColumnName], ConfigProblem> {
         guard value.split(separator: ",").allSatisfy({ $0.split(separator: ".").count == 3 }) else {
-            return .failure(ConfigProblem("each reference must be schema.table.column", saysAll: false))
+            return .failure(ConfigProblem("each reference column must be schema.table.column", saysAll: false))
         }
         return .success(ConfigValueType<[String]>.items(value).map { reference in
             let parts = reference.split(separator: ".").map(String.init)
-            return (parts[0], parts[1], parts[2])
+            return ColumnName(schema: parts[0], table: parts[1], column: parts[2])
         })
-    }, describe: { $0.map { "\($0.schema).\($0.table).\($0.column)" }.joined(separator: ", ") }),
-        default: [("public", "profiles", "avatar_url")], takes: "columns holding references, schema.table.column, comma-separated")
+    }
+    /// `auto` (nil: every column that can hold a reference, found in the catalog at each run) or a list that narrows it.
+    static let referenceColumnsKey = ConfigKey("reference_columns", ConfigValueType<String>.text.map({ value -> Result<[ColumnName]?, ConfigProblem> in
+        value.trimmingWhitespace() == "auto" ? .success(nil) : columnList(value).map { Optional($0) }
+    }, describe: { $0.map { $0.map(\.description).joined(separator: ", ") } ?? "auto" }), default: nil,
+        takes: "auto (every text, varchar, char, json or jsonb column, or array of them, outside PostgreSQL's and Steward's schemas) or the columns holding references, schema.table.column, comma-separated (the others are then sampled and the run refuses if one mentions a candidate)",
+        defaultText: "auto")
+    /// The older name of `reference_columns` (a list only); `reference_columns` wins when both are set.
+    static let referencesKey = ConfigKey("references", ConfigValueType<String>.text.map({ columnList($0).map { Optional($0) } },
+                                                                                      describe: { $0.map { $0.map(\.description).joined(separator: ", ") } ?? "unset" }),
+                                         default: nil, takes: "the older name of reference_columns (a list of schema.table.column)", defaultText: "unset")
+    /// `schema.table.column: why, …`: columns never read, each with the reason the log repeats.
+    static let ignoreColumnsKey = ConfigKey("ignore_columns", ConfigValueType<[String]>.list.map({ items -> Result<[IgnoredColumn], ConfigProblem> in
+        var ignored: [IgnoredColumn] = []
+        for item in items {
+            let parts = item.split(separator: ":", maxSplits: 1).map { $0.trimmingWhitespace() }
+            guard parts.count == 2, !parts[1].isEmpty else {
+                return .failure(ConfigProblem("\"\(item)\": each ignored column needs a reason: schema.table.column: why it never holds a reference", saysAll: true))
+            }
+            guard case .success(let names) = columnList(parts[0]), names.count == 1 else {
+                return .failure(ConfigProblem("\"\(parts[0])\" is not schema.table.column", saysAll: true))
+            }
+            ignored.append(IgnoredColumn(column: names[0], reason: parts[1]))
+        }
+        return .success(ignored)
+    }, describe: { $0.isEmpty ? "none" : $0.map { "\($0.column): \($0.reason)" }.joined(separator: ", ") }), default: [],
+        takes: "columns never read for references, each with its reason (schema.table.column: why), comma-separated")
+    static let sampleRowsKey = ConfigKey("sample_rows", .integer(1...10_000_000), default: 10000,
+                                         takes: "rows read from each column reference_columns leaves out, to check none mentions a candidate")
 
     public static let options: [any ConfigKeyDeclaration] = [
-        bucketsKey, grace, batchSizeKey, maxFractionKey, maxPerRunKey, keepPrefixesKey, fenceKey, fenceWaitKey, fenceRequestTimeoutKey, referencesKey,
+        bucketsKey, grace, batchSizeKey, maxFractionKey, maxPerRunKey, keepPrefixesKey, fenceKey, fenceWaitKey, fenceRequestTimeoutKey, referenceColumnsKey, referencesKey,
+        ignoreColumnsKey, sampleRowsKey,
     ]
 
     /// `auto` (nil: from the API roles' timeouts) or 1 s to 60 s.
@@ -72,7 +101,10 @@ public struct OrphanAvatarsJob: Job {
         /// Configured fence timings in seconds (nil: auto, from the API roles' timeouts).
         public var fenceWait: Double?
         public var fenceRequestTimeout: Double?
-        public var references: [(schema: String, table: String, column: String)]
+        /// The configured reference columns; nil: every column that can hold a reference (`ReferenceColumns`).
+        public var referenceColumns: [ColumnName]?
+        public var ignoreColumns: [IgnoredColumn]
+        public var sampleRows: Int
         public var storageURL: String?
         public var keyFile: String?
     }
@@ -81,7 +113,8 @@ public struct OrphanAvatarsJob: Job {
         Settings(buckets: options[bucketsKey], graceSeconds: testGraceOverride ?? Double(options[grace]), batchSize: options[batchSizeKey],
                  maxFraction: options[maxFractionKey], maxPerRun: options[maxPerRunKey], keepPrefixes: options[keepPrefixesKey],
                  fence: options[fenceKey], fenceWait: options[fenceWaitKey], fenceRequestTimeout: options[fenceRequestTimeoutKey],
-                 references: options[referencesKey], storageURL: config[StorageConfig.url], keyFile: config[StorageConfig.serviceKeyFile])
+                 referenceColumns: options[referenceColumnsKey] ?? options[referencesKey], ignoreColumns: options[ignoreColumnsKey],
+                 sampleRows: options[sampleRowsKey], storageURL: config[StorageConfig.url], keyFile: config[StorageConfig.serviceKeyFile])
     }
 
     /// Off unless the Storage API is configured.

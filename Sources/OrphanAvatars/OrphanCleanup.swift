@@ -15,17 +15,24 @@ extension OrphanAvatarsJob {
         var summary = JobSummary()
         let budget = try await fenceBudget(context)
         try await settleInterruptedRun(context, budget: budget)
-        let relations = try await context.database.run { [self] c in try checkReferenceColumns(c) }
-        let scan = try await loadReferences(context, rowAddressed: relations.map(\.rowAddressed))
+        let columns = try await context.database.run { [self] c in try referenceColumns(c) }
+        reportColumns(columns, context)
+        let scan = try await loadReferences(context, columns: columns)
         reportReferences(scan, context, into: &summary)
-        let perBucket = try await scanCandidates(context, relations: relations)
+        let found = try await scanCandidates(context, columns: columns)
+        let perBucket = found.buckets
         let totals = ScanTotals(perBucket)
         try await reportCandidates(totals, context, into: &summary)
+        reportReading(found, columns, context, into: &summary)
+        try checkSample(found, context, into: &summary)
         try applyBrake(perBucket, context, into: &summary)
         let dangling = try await findDangling(perBucket, context)
-        let tables = Set(zip(settings.references, relations).filter { $0.1.carriesXmin }.map { "\($0.0.schema).\($0.0.table)" })
-        let deleter = AvatarDeleter(references: settings.references, fence: settings.fence, fenceWaitMilliseconds: Int((budget.wait * 1000).rounded()),
-                                    fenceRequestTimeout: budget.requestTimeout, tables: tables, scannedSince: scan.since)
+        let fenced = fencedTables(columns, mentioning: found.reading.mentioning)
+        if settings.fence {
+            context.logger.info("the fence locks these tables while each DELETE is sent", [("tables", fenced.map(\.name).joined(separator: ", "))])
+        }
+        let deleter = AvatarDeleter(read: columns.read, fenced: fenced, fence: settings.fence, fenceWaitMilliseconds: Int((budget.wait * 1000).rounded()),
+                                    fenceRequestTimeout: budget.requestTimeout, scannedSince: scan.since, graceSeconds: settings.graceSeconds)
         let tally = try await deleteCandidates(context, totals: totals, deleter: deleter, storage: storage)
         try await report(tally, totals: totals, dangling: dangling, budget: budget, context, storage: storage, into: &summary)
         return summary
@@ -73,6 +80,61 @@ extension OrphanAvatarsJob {
         }
     }
 
+    /// Says which columns the run reads, and which it cannot or was told not to.
+    func reportColumns(_ columns: ReferenceColumns, _ context: JobContext) {
+        let log = context.logger
+        log.info(columns.auto ? "reading every column that can hold a reference (reference_columns = auto)" : "reading the columns reference_columns lists",
+                 [("columns", String(columns.columnCount)), ("tables", String(columns.read.count)),
+                  ("read_exactly", columns.exact.map(\.description).joined(separator: ", "))])
+        log.debug("columns read", [("columns", columns.read.flatMap(\.columnNames).map(\.description).joined(separator: ", "))])
+        for ignored in columns.ignored {
+            log.notice("not read (ignore_columns)", [("column", ignored.column.description), ("reason", ignored.reason)])
+        }
+        if !columns.unreadable.isEmpty {
+            // Reported, not refused: the platform keeps tables its `postgres` cannot read (secrets, keys), which hold
+            // no app's references; a column of the app's own that this role cannot read is the user's to grant.
+            log.warning("columns that may hold references but this role cannot read whole (privileges or row level security): not read",
+                        [("count", String(columns.unreadable.count)), ("columns", columns.unreadable.prefix(10).map(\.description).joined(separator: ", "))])
+        }
+    }
+
+    /// What the mention pass read, in the summary: columns, tables, rows and bytes.
+    func reportReading(_ found: CandidateScan, _ columns: ReferenceColumns, _ context: JobContext, into summary: inout JobSummary) {
+        summary.set("columns_read", Int64(columns.columnCount))
+        summary.set("tables_read", Int64(columns.read.count))
+        summary.set("values_read", found.reading.rows)
+        summary.set("bytes_read", found.reading.bytes)
+        summary.set("columns_unreadable", Int64(columns.unreadable.count))
+        summary.set("columns_ignored", Int64(columns.ignored.count))
+        if !columns.auto {
+            summary.set("columns_sampled", Int64(columns.leftOut.reduce(0) { $0 + $1.columns.count }))
+            summary.set("values_sampled", found.sampledValues)
+        }
+        context.logger.info("references read", [("columns", String(columns.columnCount)), ("values", String(found.reading.rows)),
+                                                ("bytes", String(found.reading.bytes))])
+    }
+
+    /// A configured list that leaves out a column whose sample mentions a candidate: the list is wrong, and the run
+    /// refuses (a dry run says a real run would), naming each column and how many candidates it mentions.
+    func checkSample(_ found: CandidateScan, _ context: JobContext, into summary: inout JobSummary) throws {
+        guard !found.sampled.isEmpty else { return }
+        let named = found.sampled.map { "\($0.column) mentions \($0.candidates) candidate(s) in \($0.sampled) sampled values" }.joined(separator: "; ")
+        let refusal = "reference_columns leaves out columns that mention objects it would delete: \(named). Add them to reference_columns, "
+            + "or to ignore_columns with the reason they never hold a reference (schema.table.column: why)"
+        guard context.dryRun else { throw Refusal(description: refusal) }
+        summary.note("a real run would refuse: " + refusal)
+        summary.set("sample_would_refuse", 1)
+    }
+
+    /// The tables the fence locks: with a configured list, its tables; by default, those read exactly and those where
+    /// the scan found a value mentioning a candidate (the tables an app keeps references in). Every other table read
+    /// is re-checked before each batch, outside the fence (rows written since the scan).
+    func fencedTables(_ columns: ReferenceColumns, mentioning: Set<Int>) -> [ReferenceTable] {
+        guard columns.auto else { return columns.read }
+        let exact = Set(columns.exact.map(\.relation))
+        return columns.read.enumerated().filter { exact.contains($0.element.name) || mentioning.contains($0.offset) }.map(\.element)
+    }
+
     func reportReferences(_ scan: ReferenceScan, _ context: JobContext, into summary: inout JobSummary) {
         summary.set("references", scan.references)
         summary.set("unrecognised_references", scan.unrecognised)
@@ -86,12 +148,11 @@ extension OrphanAvatarsJob {
 
     /// One anti-join finds every candidate, kept in a working table; the brake counts them there and the deletion
     /// pages through them: each object and each reference is looked at once, whatever the size.
-    func scanCandidates(_ context: JobContext, relations: [ReferenceRelation]) async throws -> [BucketScan] {
+    func scanCandidates(_ context: JobContext, columns: ReferenceColumns) async throws -> CandidateScan {
         context.progress.begin("scanning")
         let log = context.logger
-        return try await ScanTables.run(context) { [self, indexed = !context.dryRun, target = context.database.target,
-                                                    plain = relations.map { $0.rowAddressed && $0.carriesXmin }] c in
-            try findCandidates(c, indexed: indexed, plain: plain) {
+        return try await ScanTables.run(context) { [self, indexed = !context.dryRun, target = context.database.target] c in
+            try findCandidates(c, columns: columns, indexed: indexed) {
                 if Self.testRefuseSecondConnection { throw Refusal(description: "a second connection refused (test)") }
                 return try Connection(target, logger: log)
             }
@@ -193,6 +254,8 @@ extension OrphanAvatarsJob {
         summary.set("deleted_answer_lost", tally.answerLost)
         summary.set("bytes_reclaimed", tally.bytesFreed)
         summary.set("kept_referenced_at_recheck", tally.rescued)
+        summary.set("kept_changed_at_delete", tally.changed)
+        summary.set("object_window_ms_max", Int64(tally.objectWindowMax.rounded(.up)))
         summary.set("batches", tally.batches)
         summary.set("fence_held_ms_max", Int64(tally.fenceHeldMax.rounded(.up)))
         summary.set("partial_batches", tally.partial)

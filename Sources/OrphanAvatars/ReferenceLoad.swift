@@ -2,7 +2,8 @@ import Jobs
 import Postgres
 import Storage
 
-// The phases that read the references: check the configured columns, then load every value's names in one snapshot.
+// The phases that read the references exactly: check the columns read exactly, then load every value's names in one
+// snapshot.
 extension OrphanAvatarsJob {
     /// What the scan of the references found.
     struct ReferenceScan: Sendable {
@@ -20,15 +21,15 @@ extension OrphanAvatarsJob {
     /// number): matched by name, they would keep nothing, and every object they point at would be a candidate.
     /// Accepted: string types (and domains over them, which share their category), `json`, `jsonb`, and arrays of those.
     /// Returns what each reference's relation is (`ReferenceRelation`).
-    func checkReferenceColumns(_ c: Connection) throws -> [ReferenceRelation] {
-        try settings.references.map { reference in
+    func checkReferenceColumns(_ c: Connection, _ references: [ColumnName]) throws -> [ReferenceRelation] {
+        try references.map { reference in
             let rows = try c.query("\(unescaped: EmbeddedSQL.referenceColumns)", [reference.schema, reference.table, reference.column]).rows
-            let name = "\(reference.schema).\(reference.table).\(reference.column)"
+            let name = reference.description
             guard let row = rows.first else {
-                throw Refusal(description: "references: \(name) is not a column this role can see (schema.table.column)")
+                throw Refusal(description: "reference_columns: \(name) is not a column this role can see (schema.table.column)")
             }
             guard try row.decode(Bool.self, at: 1) else {
-                throw Refusal(description: "references: \(name) is a \(try row.decode(String.self, at: 0)) column; references are matched by "
+                throw Refusal(description: "reference_columns: \(name) is a \(try row.decode(String.self, at: 0)) column; references are matched by "
                               + "object name or URL, so it would keep no object: name a text, varchar, json or jsonb column (or an array of them)")
             }
             return ReferenceRelation(rowAddressed: try row.decode(Bool.self, at: 2), carriesXmin: try row.decode(Bool.self, at: 3))
@@ -50,8 +51,8 @@ extension OrphanAvatarsJob {
     /// reading in `ObjectReference`: plain names and the common URL by string functions, in parallel workers
     /// (`create table … as`), the rest by the run's copy of the function. What this reading does not name is left to
     /// the mention rule (`MentionPass`), which decides.
-    func loadReferences(_ context: JobContext, rowAddressed: [Bool]) async throws -> ReferenceScan {
-        let source = try referenceSource(rowAddressed: rowAddressed)
+    func loadReferences(_ context: JobContext, columns: ReferenceColumns) async throws -> ReferenceScan {
+        let source = try referenceSource(columns.exact, rowAddressed: columns.exactRelations.map(\.rowAddressed))
         return try await ScanTables.run(context) { [self] c in
             try c.transaction { c in
                 _ = try c.execute("""
@@ -79,9 +80,11 @@ extension OrphanAvatarsJob {
 
     /// Every configured reference column as one select of rows `(col, ref, v)`: the column's place in `references`,
     /// the row's `ctid` (or its place in the read) and the value as text, nulls left out.
-    func referenceSource(rowAddressed: [Bool]) throws -> String {
+    func referenceSource(_ references: [ColumnName], rowAddressed: [Bool]) throws -> String {
+        // No column read exactly (a project without the quickstart's): no rows, and the mention rule decides alone.
+        guard !references.isEmpty else { return "select null::int2 as col, null::tid as ref, null::text as v where false" }
         // Names go in through SQLIdentifier; nothing here is bound, so the text can be placed inside the reading.
-        try settings.references.enumerated().map { index, reference -> String in
+        return try references.enumerated().map { index, reference -> String in
             let column = try SQLIdentifier(reference.column)
             let table = try SQLIdentifier(reference.schema, reference.table)
             // A row without a ctid of its own is told apart by its place in the read instead (a tid all the same);

@@ -89,7 +89,7 @@ struct JobSettingsTests {
         #expect(avatars.fence == false)
         #expect(avatars.fenceWait == 5)
         #expect(avatars.fenceRequestTimeout == nil)
-        #expect(avatars.references.map { "\($0.schema).\($0.table).\($0.column)" } == ["public.profiles.avatar_url", "public.teams.logo"])
+        #expect(avatars.referenceColumns?.map(\.description) == ["public.profiles.avatar_url", "public.teams.logo"])
         let usernames = try UsernameCheckJob.settings(
             JobSettings(job: UsernameCheckJob.self, section: config.jobSections.first { $0.name == "username-check" }).options, config: config)
         #expect(usernames.pageSize == 100)

@@ -404,7 +404,7 @@ struct OrphanAvatarsTests {
             // The object's id in a uuid column names no object: refused, nothing deleted.
             let (refused, _) = try w.run(["--force"], config: "references = public.profiles.avatar_id")
             #expect(refused.exitCode != 0)
-            #expect(refused.output.contains("references: public.profiles.avatar_id is a uuid column"), "\(refused.output)")
+            #expect(refused.output.contains("reference_columns: public.profiles.avatar_id is a uuid column"), "\(refused.output)")
             #expect(try w.storage.objects().count == listed.count + 1)
 
             // The array read through a view (read whole by the re-checks), the json from the table.

@@ -1,0 +1,4 @@
+-- Version 10: the identity of each object the orphan-avatars job deletes, so an interrupted run is settled by the object and not its name.
+alter table steward.deleted_objects add column object_id uuid, add column object_version text;
+comment on column steward.deleted_objects.object_id is 'storage.objects.id of the object the row is about, as the deletion found it right before its DELETE request. An interrupted run is settled by it: no row of storage.objects with this id means the object was deleted, whatever now holds its name (a re-upload after the deletion gets a new id). Null on rows written before version 10 (settled by name).';
+comment on column steward.deleted_objects.object_version is 'storage.objects.version of that object when it was read right before the request (each upload writes a fresh one).';
