@@ -12,8 +12,10 @@ struct AvatarDeleter: Sendable {
     /// Every relation the scan read references from (`ReferenceColumns.read`): the re-check before each batch reads
     /// their rows written since the scan (tables whose rows carry `xmin`; anything else whole).
     let read: [ReferenceTable]
-    /// The relations the fence locks and re-reads inside it (`OrphanAvatarsJob.fencedTables`).
+    /// The relations the fence re-reads inside it (`OrphanAvatarsJob.fencedTables`).
     let fenced: [ReferenceTable]
+    /// Those of them it locks in SHARE mode: the ones this role may lock (`OrphanAvatarsJob.lockable`).
+    let locked: [ReferenceTable]
     /// Whether each DELETE goes out with the reference tables locked in SHARE mode.
     let fence: Bool
     let fenceWaitMilliseconds: Int
@@ -227,7 +229,7 @@ struct AvatarDeleter: Sendable {
                 var outcome = FencedOutcome()
                 if fence {
                     _ = try c.query("select set_config('lock_timeout', $1, true)", ["\(fenceWaitMilliseconds)ms"])
-                    let tables = try Set(fenced.map { try SQLIdentifier($0.schema, $0.table) }).sorted { $0.quoted < $1.quoted }
+                    let tables = try Set(locked.map { try SQLIdentifier($0.schema, $0.table) }).sorted { $0.quoted < $1.quoted }
                     for table in tables {
                         _ = try c.query("lock table \(table) in share mode")
                     }

@@ -28,10 +28,9 @@ extension OrphanAvatarsJob {
         try applyBrake(perBucket, context, into: &summary)
         let dangling = try await findDangling(perBucket, context)
         let fenced = fencedTables(columns, mentioning: found.reading.mentioning)
-        if settings.fence {
-            context.logger.info("the fence locks these tables while each DELETE is sent", [("tables", fenced.map(\.name).joined(separator: ", "))])
-        }
-        let deleter = AvatarDeleter(read: columns.read, fenced: fenced, fence: settings.fence, fenceWaitMilliseconds: Int((budget.wait * 1000).rounded()),
+        let locked = try await context.database.run { c in try Self.lockable(c, fenced) }
+        if settings.fence { reportFence(fenced: fenced, locked: locked, context) }
+        let deleter = AvatarDeleter(read: columns.read, fenced: fenced, locked: locked, fence: settings.fence, fenceWaitMilliseconds: Int((budget.wait * 1000).rounded()),
                                     fenceRequestTimeout: budget.requestTimeout, scannedSince: scan.since, graceSeconds: settings.graceSeconds)
         let tally = try await deleteCandidates(context, totals: totals, deleter: deleter, storage: storage)
         try await report(tally, totals: totals, dangling: dangling, budget: budget, context, storage: storage, into: &summary)
@@ -133,6 +132,28 @@ extension OrphanAvatarsJob {
         guard columns.auto else { return columns.read }
         let exact = Set(columns.exact.map(\.relation))
         return columns.read.enumerated().filter { exact.contains($0.element.name) || mentioning.contains($0.offset) }.map(\.element)
+    }
+
+    /// The tables of `tables` this role may lock in SHARE mode (UPDATE, DELETE or TRUNCATE on them): on the platform
+    /// `postgres` may not lock `auth.users`, whose rows the fence then reads again inside it without holding them.
+    static func lockable(_ c: Connection, _ tables: [ReferenceTable]) throws -> [ReferenceTable] {
+        guard !tables.isEmpty else { return [] }
+        let allowed = try c.query("""
+            select x.i from unnest($1::text[], $2::text[]) with ordinality x(s, t, i)
+            where has_table_privilege(to_regclass(format('%I.%I', x.s, x.t)), 'UPDATE, DELETE, TRUNCATE')
+            """, [tables.map(\.schema), tables.map(\.table)]).rows.map { try $0.decode(Int.self, at: 0) - 1 }
+        return allowed.map { tables[$0] }
+    }
+
+    /// Says which tables the fence locks and which it can only read again.
+    func reportFence(fenced: [ReferenceTable], locked: [ReferenceTable], _ context: JobContext) {
+        let lockedNames = Set(locked.map(\.name))
+        let unlocked = fenced.map(\.name).filter { !lockedNames.contains($0) }
+        context.logger.info("the fence locks these tables while each DELETE is sent", [("tables", lockedNames.sorted().joined(separator: ", "))])
+        if !unlocked.isEmpty {
+            context.logger.warning("tables holding references that this role may not lock (no UPDATE, DELETE or TRUNCATE): read again inside the fence, right before each DELETE, but not held",
+                                   [("tables", unlocked.joined(separator: ", "))])
+        }
     }
 
     func reportReferences(_ scan: ReferenceScan, _ context: JobContext, into summary: inout JobSummary) {
