@@ -39,7 +39,7 @@ public struct OrphanAvatarsJob: Job {
     /// `schema.table.column, …`, each checked for its three parts.
     static func columnList(_ value: String) -> Result<[ColumnName], ConfigProblem> {
         guard value.split(separator: ",").allSatisfy({ $0.split(separator: ".").count == 3 }) else {
-            return .failure(ConfigProblem("each reference column must be schema.table.column", saysAll: false))
+            return .failure(ConfigProblem("each reference must be schema.table.column", saysAll: false))
         }
         return .success(ConfigValueType<[String]>.items(value).map { reference in
             let parts = reference.split(separator: ".").map(String.init)

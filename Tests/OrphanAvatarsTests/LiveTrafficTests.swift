@@ -61,7 +61,9 @@ struct LiveTrafficTests {
                 }
             }
             let zeroGrace = ["STEWARD_TEST_ORPHAN_GRACE_SECONDS": "0"]
+            // The test's own record of every avatar names every object: told so, the run leaves it out.
             let config = "max_fraction = 1\nmax_per_run = 1000000\nbatch_size = 50\n"
+                + "ignore_columns = steward_test.avatar_history.name: the test's record of past avatars, steward_test.deletions.name: the test's record of deletions\n"
             var runs = 0, deleted = 0, rescued = 0, fenceHeld = 0, failedRuns: [String] = []
             let deadline = Date().addingTimeInterval(Self.trafficSeconds)
             // On a loaded machine the window is stretched (up to six times) until the race has really been run.

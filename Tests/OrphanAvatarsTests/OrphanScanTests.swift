@@ -174,7 +174,7 @@ struct OrphanScanTests {
             // model of the rule for these values (raw or percent-encoded, names in either normal form).
             let orphans = unreferenced.filter { name in !values.contains { Self.mentions($0, name) } }
             try w.storage.reset()
-            let config = "batch_size = \(batchSize)\nmax_fraction = 1\nmax_per_run = 1000000\n"
+            let config = "batch_size = \(batchSize)\nmax_fraction = 1\nmax_per_run = 1000000\n" + (try w.onlyProfiles())
             let (dry, drySummary) = try w.run(["--dry-run"], config: config)
             #expect(dry.exitCode == 0, "\(dry.output)")
             let (result, summary) = try w.run([], config: config)

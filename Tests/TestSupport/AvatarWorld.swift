@@ -30,6 +30,22 @@ public struct AvatarWorld {
         try admin.execute("alter role authenticator in database \(db.name) set lock_timeout = '20s'")
     }
 
+    /// A job config line (`ignore_columns = …`) leaving out every column the default would read but `public.profiles
+    /// .avatar_url`, for a test whose model of the rule knows only the profiles' values (the emails and metadata of
+    /// the signed-up users mention short generated names too).
+    public func onlyProfiles() throws -> String {
+        let columns = try db.connectAsAdmin().query("""
+            select n.nspname || '.' || c.relname || '.' || a.attname from pg_attribute a join pg_class c on c.oid = a.attrelid
+            join pg_namespace n on n.oid = c.relnamespace join pg_type t on t.oid = a.atttypid
+            left join pg_type e on e.oid = t.typelem and t.typcategory = 'A'
+            where c.relkind in ('r', 'm') and a.attnum > 0 and not a.attisdropped
+              and n.nspname not in ('pg_catalog', 'information_schema', 'pg_toast', 'steward', 'storage')
+              and (coalesce(e.typcategory, t.typcategory)::text = 'S' or coalesce(e.typname, t.typname)::text in ('json', 'jsonb'))
+              and (n.nspname, c.relname, a.attname) <> ('public', 'profiles', 'avatar_url')
+            """).rows.map { try $0.decode(String.self, at: 0) }
+        return "ignore_columns = " + columns.map { "\($0): not a reference in this test" }.joined(separator: ", ") + "\n"
+    }
+
     /// Points user `index`'s profile at `reference` (as the app would after an upload).
     public func reference(_ index: Int, _ reference: String?) throws {
         try db.connectAsAdmin().query("update public.profiles set avatar_url = $1 where id = $2", [reference, users[index]])
