@@ -40,8 +40,10 @@ extension OrphanAvatarsJob {
             throw Refusal(description: "the Storage API is not configured: set [storage] url and service_key_file (or --storage-url, --service-key-file)")
         }
         let key = try StewardConfig.readSecret(path: keyFile, what: "storage service key")
-        let storage = StorageSession(client: try StorageClient(url: storageURL, key: key, logger: context.logger))
-        return (storage, try await proveStorage(context, storage: storage))
+        // The proof has a client (and a connection) of its own, so the deletions' requests go out and are counted
+        // (http_requests) as they were before it; its own are counted apart (storage_proof_requests).
+        let proven = try await proveStorage(context, storage: StorageSession(client: try StorageClient(url: storageURL, key: key, logger: context.logger)))
+        return (StorageSession(client: try StorageClient(url: storageURL, key: key, logger: context.logger)), proven)
     }
 
     /// How long the fence may wait and a request may take, from the API roles' timeouts when it is on.

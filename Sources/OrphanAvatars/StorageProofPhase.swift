@@ -19,12 +19,15 @@ extension OrphanAvatarsJob {
     struct StorageProven: Sendable {
         var milliseconds: Int64
         var staleRemoved: Int64
+        /// The proof's requests (retries included), stale canaries' deletes too.
+        var requests: Int64
 
         /// The run's summary, begun with the proof's counts.
         var summary: JobSummary {
             var summary = JobSummary()
             summary.set("storage_proof_ms", milliseconds)
             summary.set("stale_canaries_removed", staleRemoved)
+            summary.set("storage_proof_requests", requests)
             return summary
         }
     }
@@ -54,7 +57,7 @@ extension OrphanAvatarsJob {
         context.logger.info("the Storage API proved it serves this database: its canary appeared in storage.objects and went with it",
                             [("url", url), ("canary", place), ("ms", String(milliseconds))])
         let stale = try await removeStaleCanaries(context, storage: storage, except: canary.name, url: url)
-        return StorageProven(milliseconds: milliseconds, staleRemoved: stale)
+        return StorageProven(milliseconds: milliseconds, staleRemoved: stale, requests: Int64(try await storage.run { $0.requestCount }))
     }
 
     /// Upload, see the row; delete, see it gone. Every way this can fail is a `Refusal`.

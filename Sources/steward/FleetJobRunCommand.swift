@@ -17,7 +17,9 @@ enum FleetJobRunCommand: StewardCommand {
         failure. Exits 0 when every run succeeded (or was skipped), 1 when one failed, 69 when none failed but some
         targets could not be reached. Ctrl-C (or SIGTERM) starts no further target, lets the running runs finish
         and prints the table (exit 130); a second cancels them (each job's own brake and history hold as for a
-        killed steward job run).
+        killed steward job run). A job that deletes through the Storage API (orphan-avatars) uses each target's
+        own storage_url and service_key_file, never [storage]; a target without them is refused (exit 78) before
+        any target is touched.
         """,
         positionals: "<job>",
         options: FleetSetup.commonOptions + FleetSetup.rolloutOptions + [

@@ -72,6 +72,7 @@ struct StorageProofTests {
             #expect(summary["deleted"] == 3)
             #expect(summary["objects"] == 6, "the canary is not among the objects the scan counted")
             #expect(summary["stale_canaries_removed"] == 0)
+            #expect(summary["storage_proof_requests"] == 2, "an upload and a delete, counted apart from the deletions' http_requests")
             let ms = try #require(summary["storage_proof_ms"])
             #expect(ms >= 0 && ms < 10_000)
             #expect(run.stderr.contains("the Storage API proved it serves this database") && run.stderr.contains("url=\(w.storage.url)/storage/v1"),
