@@ -23,6 +23,10 @@ requests are answered at once by "the gateway" with gateway_status (502) and a b
 carried out gateway_late_ms later (-1: never) with their answer thrown away, as when a proxy gives up on an upstream
 that goes on working.
 
+Requests for Steward's own objects (names under ".steward/" in the URL: its Storage proof's canaries) are counted apart,
+in the stats' "canary_requests" and "canary_deleted", and faults pass them by unless canary_faults is true: a test
+aims its faults at the job's deletes, and the proof every run starts with would otherwise take them first.
+
     scripts/storage-emulator.py --port 54350 --database-url postgresql://supabase_storage_admin:…@127.0.0.1:54329/db \\
         --data-dir .local/storage --jwt-secret … [--hard-limits]
 
@@ -41,9 +45,9 @@ FAULTS_LOCK = threading.Lock()
 DEFAULT_FAULTS = {"fail_next": 0, "rate_limit_next": 0, "retry_after": 1, "delay_ms": 0, "drop_next": 0, "partial_delete": 0.0,
                   "partial_delete_next": 0, "fail_every": 0, "hang_next": 0, "hang_s": 600, "huge_body_next": 0,
                   "huge_body_bytes": -1, "echo_next": 0, "echo_status": 500, "raw_next": [], "answer_next": [],
-                  "guard_next": 0, "gateway_next": 0, "gateway_status": 502, "gateway_late_ms": 1000}
+                  "guard_next": 0, "gateway_next": 0, "gateway_status": 502, "gateway_late_ms": 1000, "canary_faults": False}
 FAULTS = json.loads(json.dumps(DEFAULT_FAULTS))
-STATS = {"requests": 0, "deleted": 0, "faults": 0, "by_route": {}}
+STATS = {"requests": 0, "deleted": 0, "faults": 0, "by_route": {}, "canary_requests": 0, "canary_deleted": 0}
 
 
 def b64url_decode(part):
@@ -399,13 +403,26 @@ class Handler(BaseHTTPRequestHandler):
         # The server's answer for a route it does not have (fastify's not-found handler).
         return StorageError(404, "Not Found", f"Route {method}:{path} not found", http=404, code="NotFound")
 
+    @staticmethod
+    def is_canary(path):
+        """Whether the request names one of Steward's own objects (/object/{bucket}/.steward/…)."""
+        if not path.startswith("/storage/v1/object/"):
+            return False
+        parts = [unquote(p) for p in path[len("/storage/v1/object/"):].split("/")]
+        return len(parts) >= 2 and parts[1] == ".steward"
+
     def route(self, method):
         self._body = None
         path = urlsplit(self.path).path
+        canary = self.is_canary(path)
         try:
             if path.startswith("/__emulator/"):
                 return self.control(method, path)
-            if self.inject():
+            with FAULTS_LOCK:
+                spared = canary and not FAULTS["canary_faults"]
+                if spared:
+                    STATS["canary_requests"] += 1
+            if not spared and self.inject():
                 return
             # Every body is read before the answer, whatever the route: nothing is left on a kept-alive connection.
             self.body()
@@ -416,7 +433,8 @@ class Handler(BaseHTTPRequestHandler):
         parts = [unquote(p) for p in path[len("/storage/v1/"):].split("/")]
         key = f"{method} /{parts[0]}"
         with FAULTS_LOCK:
-            STATS["by_route"][key] = STATS["by_route"].get(key, 0) + 1
+            if not canary:
+                STATS["by_route"][key] = STATS["by_route"].get(key, 0) + 1
         try:
             if parts[:2] == ["object", "public"] and method == "GET" and len(parts) >= 4:
                 # Public objects need no JWT (src/http/routes/object/getPublicObject.ts); only public buckets serve them.
@@ -534,7 +552,7 @@ class Handler(BaseHTTPRequestHandler):
         except FileNotFoundError:
             pass
         with FAULTS_LOCK:
-            STATS["deleted"] += 1
+            STATS["canary_deleted" if self.is_canary(urlsplit(self.path).path) else "deleted"] += 1
         self.reply(200, {"message": "Successfully deleted"})
 
     @staticmethod
@@ -726,7 +744,7 @@ class Handler(BaseHTTPRequestHandler):
         if path == "/__emulator/reset" and method == "POST":
             with FAULTS_LOCK:
                 FAULTS.update(json.loads(json.dumps(DEFAULT_FAULTS)))
-                STATS.update({"requests": 0, "deleted": 0, "faults": 0, "by_route": {}})
+                STATS.update({"requests": 0, "deleted": 0, "faults": 0, "by_route": {}, "canary_requests": 0, "canary_deleted": 0})
             return self.reply(200, {"ok": True})
         if path == "/__emulator/health":
             return self.reply(200, {"ok": True})

@@ -29,6 +29,16 @@ public enum FleetConfig {
     public static let include = ConfigKey("include", ConfigValueType<[String]>.list.optional, default: nil,
                                           takes: "the target's own opt-in migration folders, comma-separated, instead of [migrations] include",
                                           defaultText: "[migrations] include")
+    /// The target's own Storage API, as `[storage] url` and `service_key_file`: a fleet's projects never share one (a
+    /// staging database restored from production holds production's object rows, so one API for both would delete
+    /// production's objects for staging's orphans). A job that works through Storage refuses a target without them.
+    public static let storageURL = ConfigKey("storage_url", ConfigValueType<String>.url.optional, default: nil,
+                                             takes: "the target's own project URL https://<ref>.supabase.co or its Storage URL ending in /storage/v1 (http only to loopback), as [storage] url",
+                                             defaultText: "unset (fleet job run orphan-avatars refuses the target)")
+    public static let serviceKeyFile = ConfigKey("service_key_file", ConfigValueType<String>.secretFile.optional, default: nil,
+                                                 takes: "a file path or credential:NAME holding the target's own Storage service key, as [storage] service_key_file",
+                                                 defaultText: "unset (fleet job run orphan-avatars refuses the target)", secret: "storage service key")
     /// Every key a `[target.NAME]` section takes.
-    public static let targetKeys: [AnyConfigKey] = [url.erased, passwordFile.erased, stage.erased, migrationsDirectory.erased, include.erased]
+    public static let targetKeys: [AnyConfigKey] = [url.erased, passwordFile.erased, stage.erased, migrationsDirectory.erased, include.erased,
+                                                    storageURL.erased, serviceKeyFile.erased]
 }

@@ -15,18 +15,24 @@ public struct FleetTarget: Sendable, Equatable {
     /// `migrations_dir` and `include`: the target's own migrations folder and opt-in folders (nil: the common ones).
     public let migrationsDirectory: String?
     public let include: [String]?
+    /// `storage_url` and `service_key_file`: the target's own Storage API and its key's file (nil: none; a job that
+    /// works through Storage refuses the target).
+    public let storageURL: String?
+    public let serviceKeyFile: String?
     /// Where the section was written, for messages: the file and the line of each key.
     public let file: String
     public let lines: [String: Int]
 
     public init(name: String, url: String, passwordFile: String? = nil, stage: String? = nil, migrationsDirectory: String? = nil,
-                include: [String]? = nil, file: String = "(test)", lines: [String: Int] = [:]) {
+                include: [String]? = nil, storageURL: String? = nil, serviceKeyFile: String? = nil, file: String = "(test)", lines: [String: Int] = [:]) {
         self.name = name
         self.url = url
         self.passwordFile = passwordFile
         self.stage = stage
         self.migrationsDirectory = migrationsDirectory
         self.include = include
+        self.storageURL = storageURL
+        self.serviceKeyFile = serviceKeyFile
         self.file = file
         self.lines = lines
     }
@@ -92,6 +98,7 @@ extension FleetTarget {
         }
         return FleetTarget(name: section.name, url: url, passwordFile: value(FleetConfig.passwordFile), stage: value(FleetConfig.stage),
                            migrationsDirectory: value(FleetConfig.migrationsDirectory), include: value(FleetConfig.include),
+                           storageURL: value(FleetConfig.storageURL), serviceKeyFile: value(FleetConfig.serviceKeyFile),
                            file: section.file, lines: lines)
     }
 
@@ -103,12 +110,19 @@ extension FleetTarget {
         }
     }
 
-    /// Checks every target's URL and reads its password file now, so a file that cannot work stops a command (or a
-    /// reload) before any target is touched. A `credential:` name cannot be read outside a unit (no
-    /// `CREDENTIALS_DIRECTORY`): it comes back as a note.
+    /// Checks every target's URL and reads its password file and Storage key file now, so a file that cannot work
+    /// stops a command (or a reload) before any target is touched. A `credential:` name cannot be read outside a unit
+    /// (no `CREDENTIALS_DIRECTORY`): it comes back as a note.
     public static func checkConnections(_ targets: [FleetTarget], credentialsAvailable: Bool) throws(ConfigError) -> [String] {
         var notes: [String] = []
         for target in targets {
+            if let file = target.serviceKeyFile {
+                if file.hasPrefix("credential:") && !credentialsAvailable {
+                    notes.append("\(target.key("service_key_file")): \(file) not checked (CREDENTIALS_DIRECTORY is set only under systemd)")
+                } else {
+                    _ = try target.storageKey()
+                }
+            }
             if let file = target.passwordFile, file.hasPrefix("credential:"), !credentialsAvailable {
                 notes.append("\(target.key("password_file")): \(file) not checked (CREDENTIALS_DIRECTORY is set only under systemd)")
                 continue
@@ -116,6 +130,25 @@ extension FleetTarget {
             _ = try target.connectionString()
         }
         return notes
+    }
+
+    /// The target's own Storage URL and key file; a target without both is refused by name, before anything is
+    /// touched: no other target's Storage, nor `[storage]`, ever stands in for its own.
+    public func storage() throws(ConfigError) -> (url: String, keyFile: String) {
+        guard let storageURL, let serviceKeyFile else {
+            let missing = [storageURL == nil ? "storage_url" : nil, serviceKeyFile == nil ? "service_key_file" : nil].compactMap { $0 }
+            throw ConfigError(file: file, line: lines["storage_url"] ?? lines["service_key_file"], key: "[target.\(name)]",
+                              message: "no \(missing.joined(separator: " or ")): a job that deletes through the Storage API needs the target's own "
+                                + "storage_url and service_key_file (a target never uses [storage] or another target's Storage)")
+        }
+        return (storageURL, serviceKeyFile)
+    }
+
+    /// Reads the target's Storage key file (checked as `[storage] service_key_file` is; never echoed).
+    func storageKey() throws(ConfigError) -> String? {
+        guard let serviceKeyFile else { return nil }
+        do { return try StewardConfig.readSecret(path: serviceKeyFile, what: "storage service key") }
+        catch { throw error.reported(at: file, line: lines["service_key_file"], key: key("service_key_file")) }
     }
 
     /// The target's database with the password from its own `password_file` (read now; never echoed). Errors

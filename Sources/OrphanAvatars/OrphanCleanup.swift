@@ -11,8 +11,8 @@ import Storage
 /// `DeletionTally`); the phases do the I/O around them.
 extension OrphanAvatarsJob {
     func clean(_ context: JobContext) async throws -> JobSummary {
-        let storage = try openStorage(context)
-        var summary = JobSummary()
+        let (storage, proven) = try await openStorage(context)
+        var summary = proven.summary
         let budget = try await fenceBudget(context)
         try await settleInterruptedRun(context, budget: budget)
         let columns = try await context.database.run { [self] c in try referenceColumns(c) }
@@ -39,13 +39,17 @@ extension OrphanAvatarsJob {
 
     // MARK: - Phases
 
-    /// The Storage API's client, with the service key read from its file.
-    func openStorage(_ context: JobContext) throws -> StorageSession {
+    /// The Storage API's client, with the service key read from its file, once it has proven it serves this database
+    /// (`proveStorage`): before the first deletion, and before the scan, so its canary is never a candidate.
+    func openStorage(_ context: JobContext) async throws -> (StorageSession, StorageProven) {
         guard let storageURL = settings.storageURL, let keyFile = settings.keyFile else {
             throw Refusal(description: "the Storage API is not configured: set [storage] url and service_key_file (or --storage-url, --service-key-file)")
         }
         let key = try StewardConfig.readSecret(path: keyFile, what: "storage service key")
-        return StorageSession(client: try StorageClient(url: storageURL, key: key, logger: context.logger))
+        // The proof has a client (and a connection) of its own, so the deletions' requests go out and are counted
+        // (http_requests) as they were before it; its own are counted apart (storage_proof_requests).
+        let proven = try await proveStorage(context, storage: StorageSession(client: try StorageClient(url: storageURL, key: key, logger: context.logger)))
+        return (StorageSession(client: try StorageClient(url: storageURL, key: key, logger: context.logger)), proven)
     }
 
     /// How long the fence may wait and a request may take, from the API roles' timeouts when it is on.

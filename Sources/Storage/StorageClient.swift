@@ -85,11 +85,36 @@ public final class StorageClient {
         return (object["id"]?.string ?? id, { if case .bool(true) = object["public"] { return true }; return false }())
     }
 
-    /// `POST /object/{bucket}/{path}` with the raw bytes.
-    public func upload(bucket: String, path: String, data: [UInt8], contentType: String = "image/jpeg", upsert: Bool = false) throws(StorageError) {
-        _ = try send("POST", "/object/\(Self.escape(bucket))/\(Self.escapePath(path))", body: data,
-                     headers: [("Content-Type", contentType)] + (upsert ? [("x-upsert", "true")] : []))
+    /// What `POST /object/{bucket}/{path}` answers: `{"Id":"<uuid>","Key":"<bucket>/<path>"}`. Either may be missing
+    /// (older servers answered `Key` alone), so both are optional.
+    public struct UploadAnswer: Sendable, Equatable {
+        /// The new row's `storage.objects.id`.
+        public let id: String?
+        public let key: String?
+
+        public init(id: String?, key: String?) {
+            self.id = id
+            self.key = key
+        }
     }
+
+    /// `POST /object/{bucket}/{path}` with the raw bytes.
+    @discardableResult
+    public func upload(bucket: String, path: String, data: [UInt8], contentType: String = "image/jpeg", upsert: Bool = false) throws(StorageError) -> UploadAnswer {
+        let response = try send("POST", "/object/\(Self.escape(bucket))/\(Self.escapePath(path))", body: data,
+                                headers: [("Content-Type", contentType)] + (upsert ? [("x-upsert", "true")] : []))
+        let object = JSONValue.parse(response.body)?.object ?? [:]
+        return UploadAnswer(id: object["Id"]?.string, key: object["Key"]?.string)
+    }
+
+    /// `DELETE /object/{bucket}/{path}`: one object by its exact name; a name that does not exist is `.notFound`.
+    public func deleteObject(bucket: String, path: String) throws(StorageError) {
+        _ = try send("DELETE", "/object/\(Self.escape(bucket))/\(Self.escapePath(path))", body: nil, headers: [])
+    }
+
+    /// The base URL as messages may show it: without any query or fragment (URLCheck already refuses user info), so
+    /// nothing secret a URL might carry is repeated.
+    public var displayURL: String { String(baseURL.prefix { $0 != "?" && $0 != "#" }) }
 
     /// `GET /object/authenticated/{bucket}/{path}`: the bytes.
     public func download(bucket: String, path: String) throws(StorageError) -> [UInt8] {

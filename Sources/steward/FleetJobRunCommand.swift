@@ -17,7 +17,9 @@ enum FleetJobRunCommand: StewardCommand {
         failure. Exits 0 when every run succeeded (or was skipped), 1 when one failed, 69 when none failed but some
         targets could not be reached. Ctrl-C (or SIGTERM) starts no further target, lets the running runs finish
         and prints the table (exit 130); a second cancels them (each job's own brake and history hold as for a
-        killed steward job run).
+        killed steward job run). A job that deletes through the Storage API (orphan-avatars) uses each target's
+        own storage_url and service_key_file, never [storage]; a target without them is refused (exit 78) before
+        any target is touched.
         """,
         positionals: "<job>",
         options: FleetSetup.commonOptions + FleetSetup.rolloutOptions + [
@@ -37,8 +39,19 @@ enum FleetJobRunCommand: StewardCommand {
             throw UsageError(command: spec.name, message: "no job \(name) (known: \(JobCatalog.steward.all.map { $0.name }.joined(separator: ", ")))")
         }
         let dryRun = context.arguments.flag("dry-run")
-        let run = await fleet.rollout(brake: brake, work: { target -> (FleetRollout.Outcome, Result<JobRunner.Outcome, FleetFailure>) in
+        // A job that deletes through Storage works through each target's own, never [storage]'s: one URL for a fleet
+        // whose staging was restored from production deletes production's objects for staging's orphans. A target
+        // without its own is the file's mistake, refused (exit 78) before any target is touched.
+        var storages: [String: (url: String, keyFile: String)]? = nil
+        if configured.job is any StorageJob {
+            storages = try Dictionary(uniqueKeysWithValues: fleet.plan.targets.map { ($0.name, try $0.storage()) })
+        }
+        let run = await fleet.rollout(brake: brake, work: { [storages] target -> (FleetRollout.Outcome, Result<JobRunner.Outcome, FleetFailure>) in
             do {
+                var configured = configured
+                if let storage = storages?[target.name], let job = configured.job as? any StorageJob {
+                    configured = configured.replacing(job: job.using(storageURL: storage.url, serviceKeyFile: storage.keyFile))
+                }
                 let outcome = try await JobRunCommand.execute(configured, settings: settings, target: try target.connectionString(), dryRun: dryRun,
                                                               force: false, logger: fleet.logger("fleet", target), progressLine: false)
                 return (outcome.status == .failed ? .failed : .succeeded, Result<JobRunner.Outcome, FleetFailure>.success(outcome))

@@ -126,7 +126,9 @@ enum ManualPages {
         page += Roff.paragraphs("""
         One section per project of a fleet, for steward fleet status, migrate, verify and job run. NAME is letters, \
         digits, . _ or -. Stages run in the order [fleet] stages lists them; --migrations and --include on the command \
-        line apply to every target. A config without targets is a single project, as before.
+        line apply to every target. A config without targets is a single project, as before. steward fleet job run \
+        orphan-avatars deletes through each target's own storage_url and service_key_file, never through [storage], and \
+        refuses a target without them (exit 78) before any target is touched.
         """) + "\n"
         for key in FleetConfig.targetKeys.sorted(by: { $0.name < $1.name }) {
             page += keyEntry(key.name, takes: key.takes, default: key.defaultText)
