@@ -2,8 +2,9 @@ import FoundationEssentials
 import Postgres
 import OutputText
 
-/// How long the fence may keep app writes waiting: well inside the API roles' own `statement_timeout` and
-/// `lock_timeout` (an app write that queues behind the fence waits for its lock, then for its release).
+/// How long the fence may keep app writes waiting: well inside the smallest `statement_timeout` and `lock_timeout`
+/// an app write may run under (the API roles', the writing roles', functions' own; an app write that queues behind the
+/// fence waits for its lock, then for its release).
 struct FenceBudget: Sendable, Equatable {
     /// The roles app requests run as (PostgREST logs in as `authenticator` and switches to the others).
     static let apiRoles = ["anon", "authenticated", "service_role", "authenticator"]
@@ -76,10 +77,20 @@ struct FenceBudget: Sendable, Equatable {
         return number * scale
     }
 
-    /// The smallest `statement_timeout` or `lock_timeout` the API roles get in this database, with the role and
-    /// setting it comes from. Each role's own value wins in the order PostgreSQL applies them: the role in this
-    /// database, the role, then the database.
-    static func roleLimit(_ c: Connection) throws -> (seconds: Double, source: String)? {
+    /// The smallest `statement_timeout` or `lock_timeout` that an app write to `tables` may run under in this
+    /// database, with where it comes from: the settings of the API roles and of every role that may INSERT or UPDATE
+    /// one of the tables (each role's own value wins in the order PostgreSQL applies them: the role in this database,
+    /// the role, then the database), and those functions outside PostgreSQL's and Steward's schemas declare with
+    /// `set statement_timeout` / `set lock_timeout` (PostgREST applies a function's own settings to an RPC, so a save
+    /// through it runs under them). Any function is counted, not only those whose text names a table: a write can hide
+    /// in dynamic SQL or a trigger, and a smaller budget costs only a shorter fence.
+    static func roleLimit(_ c: Connection, tables: [(schema: String, table: String)] = []) throws -> (seconds: Double, source: String)? {
+        let writers = try c.query("""
+            select distinct r.rolname::text from pg_roles r cross join unnest($1::text[], $2::text[]) as t(s, n)
+            where to_regclass(format('%I.%I', t.s, t.n)) is not null
+              and has_table_privilege(r.oid, to_regclass(format('%I.%I', t.s, t.n)), 'INSERT, UPDATE')
+            """, [tables.map(\.schema), tables.map(\.table)]).rows.map { try $0.decode(String.self, at: 0) }
+        let roles = apiRoles + writers.filter { !apiRoles.contains($0) }.sorted()
         let rows = try c.query("""
             with s as (
               select coalesce(r.rolname, '') as role, split_part(x.c, '=', 1) as key, substr(x.c, strpos(x.c, '=') + 1) as value,
@@ -90,14 +101,19 @@ struct FenceBudget: Sendable, Equatable {
               where s.setdatabase in (0, (select oid from pg_database where datname = current_database()))
                 and ((s.setrole = 0 and s.setdatabase <> 0) or r.rolname = any($1::text[]))
             )
-            select a.role, k.key, (select s.value from s where (s.role = a.role or s.role = '') and s.key = k.key order by s.rank desc limit 1)
+            select a.role || '''s ' || k.key, (select s.value from s where (s.role = a.role or s.role = '') and s.key = k.key order by s.rank desc limit 1)
             from unnest($1::text[]) as a(role) cross join unnest(array['statement_timeout', 'lock_timeout']) as k(key)
-            """, [apiRoles]).rows
+            union all
+            select 'function ' || p.oid::regprocedure::text || '''s ' || split_part(x.c, '=', 1), substr(x.c, strpos(x.c, '=') + 1)
+            from pg_proc p join pg_namespace n on n.oid = p.pronamespace cross join lateral unnest(p.proconfig) as x(c)
+            where n.nspname not in ('pg_catalog', 'information_schema', 'steward') and n.nspname !~ '^pg_'
+              and split_part(x.c, '=', 1) in ('statement_timeout', 'lock_timeout')
+            """, [roles]).rows
         var best: (seconds: Double, source: String)?
         for row in rows {
-            guard let value = try row.decode(String?.self, at: 2), let seconds = seconds(setting: value) else { continue }
+            guard let value = try row.decode(String?.self, at: 1), let seconds = seconds(setting: value) else { continue }
             if let current = best, current.seconds <= seconds { continue }
-            best = (seconds, "\(try row.decode(String.self, at: 0))'s \(try row.decode(String.self, at: 1))")
+            best = (seconds, try row.decode(String.self, at: 0))
         }
         return best
     }

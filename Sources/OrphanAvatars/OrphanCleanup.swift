@@ -13,8 +13,8 @@ extension OrphanAvatarsJob {
     func clean(_ context: JobContext) async throws -> JobSummary {
         let (storage, proven) = try await openStorage(context)
         var summary = proven.summary
-        let budget = try await fenceBudget(context)
-        try await settleInterruptedRun(context, budget: budget)
+        // The timeouts known before the scan (the API roles', functions'): enough to settle an interrupted run.
+        try await settleInterruptedRun(context, budget: try await fenceBudget(context, tables: [], quiet: true))
         let columns = try await context.database.run { [self] c in try referenceColumns(c) }
         reportColumns(columns, context)
         let scan = try await loadReferences(context, columns: columns)
@@ -30,6 +30,8 @@ extension OrphanAvatarsJob {
         let fenced = fencedTables(columns, mentioning: found.reading.mentioning)
         let locked = try await context.database.run { c in try Self.lockable(c, fenced) }
         if settings.fence { reportFence(fenced: fenced, locked: locked, context) }
+        // Now that the tables the fence holds are known, the budget reads the timeouts of everything that writes them.
+        let budget = try await fenceBudget(context, tables: fenced)
         let deleter = AvatarDeleter(read: columns.read, fenced: fenced, locked: locked, fence: settings.fence, fenceWaitMilliseconds: Int((budget.wait * 1000).rounded()),
                                     fenceRequestTimeout: budget.requestTimeout, scannedSince: scan.since, graceSeconds: settings.graceSeconds)
         let tally = try await deleteCandidates(context, totals: totals, deleter: deleter, storage: storage)
@@ -52,12 +54,19 @@ extension OrphanAvatarsJob {
         return (StorageSession(client: try StorageClient(url: storageURL, key: key, logger: context.logger)), proven)
     }
 
-    /// How long the fence may wait and a request may take, from the API roles' timeouts when it is on.
-    func fenceBudget(_ context: JobContext) async throws -> FenceBudget {
-        // Without the fence no app write waits for a request: the API roles' timeouts do not bound it.
-        let limit = settings.fence ? try await context.database.run { c in try FenceBudget.roleLimit(c) } : nil
+    /// How long the fence may wait and a request may take, from the smallest timeout an app write to `tables` runs
+    /// under when it is on (`FenceBudget.roleLimit`); the log says which setting it was.
+    func fenceBudget(_ context: JobContext, tables: [ReferenceTable], quiet: Bool = false) async throws -> FenceBudget {
+        // Without the fence no app write waits for a request: the timeouts do not bound it.
+        let limit = settings.fence ? try await context.database.run { c in try FenceBudget.roleLimit(c, tables: tables.map { ($0.schema, $0.table) }) } : nil
         let budget = FenceBudget(limit: limit?.seconds, limitSource: limit?.source, configuredWait: settings.fenceWait, configuredRequestTimeout: settings.fenceRequestTimeout)
-        for reason in budget.capped { context.logger.warning("fence timing lowered to fit the API roles' timeouts", [("setting", reason)]) }
+        guard !quiet else { return budget }
+        for reason in budget.capped { context.logger.warning("fence timing lowered to fit the app's timeouts", [("setting", reason)]) }
+        if let limit {
+            context.logger.info("fence budget set by the smallest timeout an app write runs under",
+                                [("set_by", limit.source), ("limit", FenceBudget.text(limit.seconds)),
+                                 ("fence_wait", FenceBudget.text(budget.wait)), ("fence_request_timeout", FenceBudget.text(budget.requestTimeout))])
+        }
         return budget
     }
 
