@@ -23,9 +23,13 @@ public struct ImportLegacyUsersJob: Job {
     static let nameColumn = ConfigKey("name_column", columnName, default: "name", takes: "the column copied to profiles.full_name")
     static let emailColumn = ConfigKey("email_column", columnName, default: "email",
                                        takes: "the column compared with the auth user's email (a row where it is NULL is not imported)")
-    public static let options: [any ConfigKeyDeclaration] = [table, userIDColumn, nameColumn, emailColumn]
+    static let batchRows = ConfigKey("batch_rows", .integer(1...100_000), default: 1000,
+                                     takes: "the most profiles one transaction fills (1 to 100000); a user's profile save waits one batch at most")
+    static let batchSeconds = ConfigKey("batch_seconds", .seconds(0.01...60), default: 1,
+                                        takes: "seconds after which a transaction starts no further statement and commits (0.01 to 60)")
+    public static let options: [any ConfigKeyDeclaration] = [table, userIDColumn, nameColumn, emailColumn, batchRows, batchSeconds]
 
-    /// `[job.import-legacy-users]`, read once: the table and its columns.
+    /// `[job.import-legacy-users]`, read once: the table, its columns and the batches' bounds.
     public struct Settings: Sendable {
         public let importer: LegacyUserImport
     }
@@ -33,7 +37,8 @@ public struct ImportLegacyUsersJob: Job {
     public static func settings(_ options: JobOptions, config: StewardConfig) throws(ConfigError) -> Settings {
         let (schema, name) = options[table]
         return Settings(importer: LegacyUserImport(schema: schema, table: name, userIDColumn: options[userIDColumn],
-                                                   nameColumn: options[nameColumn], emailColumn: options[emailColumn]))
+                                                   nameColumn: options[nameColumn], emailColumn: options[emailColumn],
+                                                   batchRows: options[batchRows], batchSeconds: options[batchSeconds]))
     }
 
     let settings: Settings
@@ -63,12 +68,18 @@ public struct ImportLegacyUsersJob: Job {
                 context.logger.warning("more legacy user rows not imported than listed", [("reason", reason), unlisted])
             }
         }
+        let longest = Int64((outcome.longestTransaction / .milliseconds(1)).rounded(.up))
+        if !dryRun {
+            context.logger.info("legacy user import committed", [("transactions", String(outcome.transactions)), ("longest_transaction_ms", String(longest))])
+        }
         var summary = JobSummary()
         summary.set("legacy_rows", outcome.rows)
         summary.set(dryRun ? "would_import" : "imported", outcome.counts["imported"] ?? 0)
         summary.set("already_there", outcome.counts["already_there"] ?? 0)
         summary.set("identical_duplicates", outcome.counts["identical_duplicates"] ?? 0)
         for reason in LegacyUserImport.skipReasons { summary.set("skipped_\(reason)", outcome.counts[reason] ?? 0) }
+        summary.set("transactions", Int64(outcome.transactions))
+        summary.set("longest_transaction_ms", longest)
         return summary
     }
 }

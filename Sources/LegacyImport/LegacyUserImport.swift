@@ -6,11 +6,21 @@ import Postgres
 /// Everything happens in the database: the rows are classified into a temporary table by one statement, counted
 /// there, and imported by `insert … select` from it; the process reads back only the counts and a few examples of
 /// each skip reason, so its memory does not grow with the table.
+///
+/// The import commits in batches of at most `batchRows` profiles and about `batchSeconds`: a profile it fills is
+/// row-locked only until its batch commits, so a user saving their profile meanwhile waits one batch at most, not
+/// the whole import (which at millions of rows is longer than the app's statement timeout).
 public struct LegacyUserImport: Sendable {
     public let schema: String, table: String, userIDColumn: String, nameColumn: String, emailColumn: String
+    /// The most profiles one transaction fills.
+    public let batchRows: Int
+    /// A transaction takes no further statement once it has been open this long (it commits after the statement running then).
+    public let batchSeconds: Double
 
-    public init(schema: String, table: String, userIDColumn: String, nameColumn: String, emailColumn: String) {
+    public init(schema: String, table: String, userIDColumn: String, nameColumn: String, emailColumn: String,
+                batchRows: Int = 1000, batchSeconds: Double = 1) {
         (self.schema, self.table, self.userIDColumn, self.nameColumn, self.emailColumn) = (schema, table, userIDColumn, nameColumn, emailColumn)
+        (self.batchRows, self.batchSeconds) = (max(1, batchRows), batchSeconds)
     }
 
     /// Why a row was not imported: the checks of each row on its own, in the order they are made, then
@@ -43,15 +53,24 @@ public struct LegacyUserImport: Sendable {
         /// At most `examplesPerReason` of each skip reason, in the table's order (by user id for conflicts).
         public var skipped: [Skipped] = []
 
+        /// Transactions that filled profiles, each committed before the next began (0 in a dry run).
+        public var transactions = 0
+        /// The longest of them, from `begin` to the end of `commit`.
+        public var longestTransaction: Duration = .zero
+
         /// Every row of the table (the counts add up to it).
         public var rows: Int64 { counts.values.reduce(0, +) }
     }
 
-    /// Profiles filled by one statement of the import (the import's progress moves by this many).
-    public static let batchSize = 1000
+    /// The most profiles one statement fills: a transaction of more rows is several statements, so it can stop at
+    /// `batchSeconds` between them.
+    public static let rowsPerStatement = 1000
 
-    /// Classifies every row in one statement, then (unless `dryRun`) fills the profiles in batches, all in one
-    /// transaction; `progress` goes through the phases `classifying` and `importing` (done of the profiles to fill).
+    /// Classifies every row in one statement into a temporary table of the session, then (unless `dryRun`) fills
+    /// the profiles in transactions of at most `batchRows` rows and about `batchSeconds`, each committed on its own;
+    /// `progress` goes through the phases `classifying` and `importing` (done of the profiles to fill, moved at
+    /// each commit). A run stopped part way keeps the batches it committed; the next run classifies again, finds
+    /// those profiles named (`already_there`) and fills the rest.
     public func run(_ c: Connection, dryRun: Bool, progress: JobProgress = JobProgress()) throws -> Outcome {
         let t = try SQLIdentifier(schema, table)
         let uid = try SQLIdentifier(userIDColumn), name = try SQLIdentifier(nameColumn), email = try SQLIdentifier(emailColumn)
@@ -99,42 +118,69 @@ public struct LegacyUserImport: Sendable {
               from steward_legacy_rows where outcome = 'conflicting_duplicates' group by id) e
             where nth <= \(limit) order by outcome, id, row_ref
             """
-        return try c.transaction { c in
-            var outcome = Outcome()
-            for key in Self.outcomes { outcome.counts[key] = 0 }
-            progress.begin("classifying")
-            try c.query("create temporary table steward_legacy_rows on commit drop as \(classified)")
-            for row in try c.query("select outcome, count(*), count(distinct id) filter (where outcome = 'conflicting_duplicates') from steward_legacy_rows group by outcome").rows {
-                let result = try row.decode(String.self, at: 0)
-                outcome.counts[result] = try row.decode(Int64.self, at: 1)
-                if result == "conflicting_duplicates" { outcome.conflictingUsers = try row.decode(Int64.self, at: 2) }
-            }
-            for row in try c.query(examples).rows {
-                outcome.skipped.append(Skipped(userID: try row.decode(String.self, at: 1), reason: try row.decode(String.self, at: 0),
-                                               rows: try row.decode(Int64.self, at: 2)))
-            }
-            if !dryRun {
-                // One row a profile by now (the grouping above), numbered for the batches; the key lets each batch
-                // read its range alone (a scan of the whole table a batch would make the import quadratic).
-                try c.query("""
-                    create temporary table steward_legacy_todo on commit drop as
-                    select row_number() over (order by id) as n, id, name from steward_legacy_rows where outcome = 'imported'
-                    """)
-                try c.query("alter table steward_legacy_todo add primary key (n)")
-                let total = outcome.counts["imported"] ?? 0
-                progress.begin("importing", total: total)
-                var from: Int64 = 0
-                while from < total {
-                    let to = from + Int64(Self.batchSize)
-                    try c.query("""
+        // The working tables belong to the session, not to a transaction: the batches commit one by one. A session
+        // kept between runs (the daemon's) may hold them from a run that failed part way, so they are made anew.
+        try c.execute("drop table if exists pg_temp.steward_legacy_rows, pg_temp.steward_legacy_todo")
+        defer { if c.isOpen, c.transactionStatus == .idle { _ = try? c.execute("drop table if exists pg_temp.steward_legacy_rows, pg_temp.steward_legacy_todo") } }
+        var outcome = Outcome()
+        for key in Self.outcomes { outcome.counts[key] = 0 }
+        progress.begin("classifying")
+        // One statement, no row locks: it reads the legacy table, auth.users and profiles into the working table.
+        try c.query("create temporary table steward_legacy_rows as \(classified)")
+        for row in try c.query("select outcome, count(*), count(distinct id) filter (where outcome = 'conflicting_duplicates') from steward_legacy_rows group by outcome").rows {
+            let result = try row.decode(String.self, at: 0)
+            outcome.counts[result] = try row.decode(Int64.self, at: 1)
+            if result == "conflicting_duplicates" { outcome.conflictingUsers = try row.decode(Int64.self, at: 2) }
+        }
+        for row in try c.query(examples).rows {
+            outcome.skipped.append(Skipped(userID: try row.decode(String.self, at: 1), reason: try row.decode(String.self, at: 0),
+                                           rows: try row.decode(Int64.self, at: 2)))
+        }
+        if dryRun { return outcome }
+        // One row a profile by now (the grouping above), numbered for the batches; the key lets each statement
+        // read its range alone (a scan of the whole table a statement would make the import quadratic).
+        try c.query("""
+            create temporary table steward_legacy_todo as
+            select row_number() over (order by id) as n, id, name from steward_legacy_rows where outcome = 'imported'
+            """)
+        try c.query("alter table steward_legacy_todo add primary key (n)")
+        let total = outcome.counts["imported"] ?? 0
+        progress.begin("importing", total: total)
+        let clock = ContinuousClock()
+        let timeBound = Duration.milliseconds(Int64((batchSeconds * 1000).rounded()))
+        // Statements shrink when they are slow against the time bound (a slow disk, a lock waited for) and grow back
+        // when fast, so a transaction overshoots `batchSeconds` by a small statement at most.
+        let widest = min(batchRows, Self.rowsPerStatement)
+        var width = widest
+        var from: Int64 = 0, filled: Int64 = 0
+        while from < total {
+            let began = clock.now
+            try c.transaction { c in
+                var rows = 0
+                while from < total && rows < batchRows && (rows == 0 || clock.now - began < timeBound) {
+                    let to = min(from + Int64(min(width, batchRows - rows)), total)
+                    let statementBegan = clock.now
+                    // The check that the field is empty is the statement's own, made on the row as it is now under
+                    // the row's lock (after waiting for a save in progress): a name the user saved since the
+                    // classification is kept, and the row is counted `already_there` below.
+                    filled += Int64(try c.query("""
                         insert into public.profiles (id, full_name) select id, name from steward_legacy_todo where n > \(from) and n <= \(to)
-                        on conflict (id) do update set full_name = coalesce(public.profiles.full_name, excluded.full_name)
-                        """)
-                    progress.set(done: min(to, total))
+                        on conflict (id) do update set full_name = excluded.full_name where public.profiles.full_name is null
+                        """).affectedRows)
+                    let took = clock.now - statementBegan
+                    if took * 4 > timeBound { width = max(1, width / 2) } else if took * 16 < timeBound { width = min(widest, width * 2) }
+                    rows += Int(to - from)
                     from = to
                 }
             }
-            return outcome
+            let took = clock.now - began
+            outcome.transactions += 1
+            outcome.longestTransaction = max(outcome.longestTransaction, took)
+            progress.set(done: from)
         }
+        // Every row stays under one outcome: those whose profile was named between the classification and their batch are there already.
+        outcome.counts["imported"] = filled
+        outcome.counts["already_there", default: 0] += total - filled
+        return outcome
     }
 }

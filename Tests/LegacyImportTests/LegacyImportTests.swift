@@ -171,7 +171,8 @@ struct LegacyImportTests {
             let run = try StewardProcess.run(["job", "run", "import-legacy-users", "--database-url", db.url])
             #expect(run.exitCode == 0, "\(run.output)")
             let summary = ["legacy_rows: 28", "imported: 0", "already_there: 0", "identical_duplicates: 0", "skipped_not_uuid: 25", "skipped_no_auth_user: 0",
-                           "skipped_email_missing: 1", "skipped_email_differs: 0", "skipped_conflicting_duplicates: 2"]
+                           "skipped_email_missing: 1", "skipped_email_differs: 0", "skipped_conflicting_duplicates: 2",
+                           "transactions: 0", "longest_transaction_ms: 0"]
             #expect(run.stdout.split(separator: "\n").dropFirst().map { $0.trimmingCharacters(in: .whitespaces) } == summary, "\(run.output)")
             #expect(run.stderr.contains("legacy user rows disagree, none imported user_id=\(dave) rows=2 reason=conflicting_duplicates"), "\(run.stderr)")
             #expect(run.stderr.contains("legacy user row not imported user_id=\(erin) reason=email_missing"), "\(run.stderr)")

@@ -44,6 +44,23 @@ public struct LegacyUsersWorld {
             .rows[0].decode(Int.self, at: 0) > 0
     }
 
+    /// A config file for `steward job run` on this database with `[job.import-legacy-users]` `batch_rows` (remove it when done).
+    public func config(batchRows: Int) throws -> String {
+        let path = NSTemporaryDirectory() + "steward-legacy-\(UInt32.random(in: 0...UInt32.max)).ini"
+        try "[database]\nurl = \(db.url)\n[job.import-legacy-users]\nbatch_rows = \(batchRows)\n".write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    /// The summary `steward job run` printed: each `key: value` line after the first.
+    public static func summary(_ run: StewardProcess.Result) -> [String: Int64] {
+        var summary: [String: Int64] = [:]
+        for line in run.stdout.split(separator: "\n").dropFirst() {
+            let parts = line.split(separator: ":", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            if parts.count == 2, let value = Int64(parts[1]) { summary[parts[0]] = value }
+        }
+        return summary
+    }
+
     /// Profiles the import filled.
     public func filled() throws -> Int {
         try db.connect().query("select count(*) from public.profiles where full_name like 'Legacy legacy%'").rows[0].decode(Int.self, at: 0)
