@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """orphan-avatars at scale: 100,000, 1,000,000 and 3,000,000 objects and profiles (10 % orphans).
 
-Reports the candidate scan (`--dry-run`) against the bare anti-join SQL on the same database, peak RSS at both
-sizes, deletions per second through the Storage emulator with the number of HTTP requests, and the common
+Reports the candidate scan (`--dry-run`, the default that reads every column that can hold a reference) against
+two bare anti-joins on the same database: over `profiles.avatar_url` alone (the rounds before), and over the same
+columns Steward reads (each value, a URL cut to its name, hashed once: the least any reading of them costs); the
+Storage proof's cost a run (`storage_proof_ms`); then the same scan with a 2 GB text-heavy table beside the profiles
+(BENCH_TEXT_GB, default 2; 0 skips it) at the smallest size; peak RSS at every size, deletions per second through the Storage emulator with the number of HTTP requests, and the common
 community approach (walk the bucket with POST /object/list, 100 names a page, and look each name up) at 100,000.
 3,000,000 rather than 10,000,000: preparing 3,000,000 took about 6 minutes on the shared 2-core machine, so
 10,000,000 would take 20 minutes or more before anything is measured (BENCH_SIZES=...,10000000 runs it).
-Environment: BENCH_SIZES, BENCH_EMULATOR_PORT (default 54399), BENCH_KEEP_DB=1 (keep and reuse the databases).
+Environment: BENCH_SIZES, BENCH_TEXT_GB, BENCH_EMULATOR_PORT (default 54399), BENCH_KEEP_DB=1 (keep and reuse the databases).
 
     bench/run.sh orphans          (builds release, starts the cluster, runs this; several minutes)
 """
@@ -58,6 +61,29 @@ where o.bucket_id = 'avatars'
   and not exists (select 1 from public.profiles p
                   where split_part(p.avatar_url, '?', 1) = 'https://x.supabase.co/storage/v1/object/public/avatars/' || o.name)
 """
+
+
+EVERY_COLUMN = open(os.path.join(ROOT, "Sources/OrphanAvatars/every-column.sql")).read()
+
+# A text-heavy table an app might keep beside the profiles (posts with a body and a jsonb of metadata): rows of 58
+# distinct md5s (1,913 characters, just under the size that TOAST compresses), so the bytes on disk are the bytes read.
+TEXT_TABLE = """
+create table public.posts (id bigint primary key, author uuid, title text, body text, meta jsonb);
+insert into public.posts
+  select g, null, 'post ' || g, (select string_agg(md5(g::text || '-' || i), ' ') from generate_series(1, 58) i),
+         jsonb_build_object('lang', 'en', 'words', 300)
+  from generate_series(1, %(rows)s) g
+"""
+
+
+def same_columns_floor(url):
+    """The bare anti-join over every column Steward's default reads (every-column.sql, readable ones): each value once,
+    a URL cut to its name by one regular expression, hashed against the bucket's names."""
+    columns = [line.split("|") for line in psql(url, EVERY_COLUMN).splitlines() if line]
+    parts = [f'select regexp_replace(split_part("{c}"::text, \'?\', 1), \'^.*/avatars/\', \'\') as v from only "{s}"."{t}" where "{c}" is not null'
+             for s, t, c, readable, _ in columns if readable == "t"]
+    return ("with refs as materialized (" + " union all ".join(parts) + ")\n"
+            "select count(*) from storage.objects o where o.bucket_id = 'avatars' and not exists (select 1 from refs r where r.v = o.name)"), len(parts)
 
 
 def psql(url, sql):
@@ -131,6 +157,26 @@ def community(url, key, db_url):
     return time.perf_counter() - start, orphans, requests
 
 
+TEXT_GB = float(os.environ.get("BENCH_TEXT_GB", "2"))
+
+
+def measure_scan(url, folder, key_file):
+    """Three dry runs beside the two bare anti-joins, medians; the summary of the last run."""
+    floor_sql, floor_columns = same_columns_floor(url)
+    scans, floors, same, peaks, proofs = [], [], [], [], []
+    for _ in range(3):
+        start = time.perf_counter(); psql(url, ANTI_JOIN); floors.append(time.perf_counter() - start)
+        start = time.perf_counter(); psql(url, floor_sql); same.append(time.perf_counter() - start)
+        seconds, summary, peak = steward(url, folder, key_file, ["--dry-run"])
+        scans.append(seconds)
+        peaks.append(peak)
+        proofs.append(summary["storage_proof_ms"])
+    return {"scan": sorted(scans)[1], "floor": sorted(floors)[1], "same": sorted(same)[1], "peak": max(peaks),
+            "candidates": summary["candidates"], "columns": summary["columns_read"], "floor_columns": floor_columns,
+            "bytes": summary["bytes_read"], "values": summary["values_read"], "proof": sorted(proofs)[1],
+            "load": open("/proc/loadavg").read().split()[0]}
+
+
 def main():
     rows = []
     keys = json.loads(subprocess.run([sys.executable, os.path.join(ROOT, "scripts/storage-emulator.py"), "--jwt-secret", SECRET, "--print-keys"],
@@ -145,20 +191,25 @@ def main():
             emu = emulator(db, folder)
             time.sleep(1.5)
             try:
-                scans, floors, peaks = [], [], []
-                for _ in range(3):
-                    start = time.perf_counter(); psql(url, ANTI_JOIN); floors.append(time.perf_counter() - start)
-                    seconds, summary, peak = steward(url, folder, key_file, ["--dry-run"])
-                    scans.append(seconds)
-                    peaks.append(peak)
-                row = {"n": n, "scan": sorted(scans)[1], "floor": sorted(floors)[1], "peak": max(peaks), "candidates": summary["candidates"],
-                       "prepared": prepared, "load": open("/proc/loadavg").read().split()[0]}
+                row = measure_scan(url, folder, key_file)
+                row.update(n=n, prepared=prepared)
+                if n == min(SIZES) and TEXT_GB > 0:
+                    start = time.perf_counter()
+                    psql(f"{ADMIN}/{db}", "drop table if exists public.posts")
+                    psql(f"{ADMIN}/{db}", TEXT_TABLE % {"rows": int(TEXT_GB * 1024 ** 3 / 1913)})
+                    psql(f"{ADMIN}/{db}", "vacuum analyze public.posts")
+                    text = measure_scan(url, folder, key_file)
+                    text.update(n=n, prepared=time.perf_counter() - start,
+                                table_bytes=int(psql(url, "select pg_table_size('public.posts')").strip()))
+                    psql(f"{ADMIN}/{db}", "drop table public.posts")
+                    row["text"] = text
                 if n == min(SIZES):
                     c_seconds, c_orphans, c_requests = community(f"http://127.0.0.1:{EMULATOR_PORT}", keys["service_role"], url)
                     row.update(community=c_seconds, community_requests=c_requests, community_orphans=c_orphans)
                     seconds, summary, _ = steward(url, folder, key_file, [])
                     row.update(delete_seconds=seconds, deleted=summary["deleted"], requests=summary["http_requests"],
-                               fence=summary.get("fence_held_ms_max", 0))
+                               fence=summary.get("fence_held_ms_max", 0), window=summary.get("object_window_ms_max", 0),
+                               proof_delete=summary.get("storage_proof_ms", 0))
                 rows.append(row)
             finally:
                 emu.kill()
@@ -166,16 +217,20 @@ def main():
             psql(ADMIN + "/postgres", f"drop database if exists {db} with (force)")
 
     print(f"## orphan-avatars — {datetime.date.today()} — {platform.node()} ({os.cpu_count()} cores, {platform.machine()}), medians of 3\n")
-    print("| objects | candidates | steward scan (--dry-run) | bare anti-join SQL | ratio | peak RSS | preparation | load (1 min) |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| objects | beside | candidates | columns read | values, bytes read | steward scan (--dry-run) | anti-join, avatar_url only | ratio | "
+          "anti-join, same columns | ratio | Storage proof | peak RSS | preparation | load (1 min) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        prepared = f"{r['prepared']:.0f} s" if r["prepared"] else "reused"
-        print(f"| {r['n']:,} | {r['candidates']:,} | {r['scan']:.2f} s | {r['floor']:.2f} s | {r['scan'] / r['floor']:.1f} | "
-              f"{r['peak'] / 1024:.0f} MiB | {prepared} | {r['load']} |")
+        for beside, m in [("profiles", r)] + ([(f"+ {m['table_bytes'] / 1024 ** 3:.1f} GiB posts", m) for m in [r["text"]]] if "text" in r else []):
+            prepared = f"{m['prepared']:.0f} s" if m["prepared"] else "reused"
+            print(f"| {r['n']:,} | {beside} | {m['candidates']:,} | {m['columns']} ({m['floor_columns']} in the floor) | "
+                  f"{m['values']:,}, {m['bytes'] / 1024 ** 2:,.0f} MiB | {m['scan']:.2f} s | {m['floor']:.2f} s | {m['scan'] / m['floor']:.1f} | "
+                  f"{m['same']:.2f} s | {m['scan'] / m['same']:.1f} | {m['proof']} ms | {m['peak'] / 1024:.0f} MiB | {prepared} | {m['load']} |")
     small = rows[0]
     print(f"\nDeleting {small['deleted']:,} orphans of {small['n']:,} through the emulator: {small['delete_seconds']:.1f} s "
           f"({small['deleted'] / small['delete_seconds']:.0f} deletions/s) in {small['requests']} HTTP requests; the fence held profile "
-          f"writes for at most {small['fence']} ms a batch (1,000 names).")
+          f"writes for at most {small['fence']} ms a batch (1,000 names); the longest window between reading a batch's objects "
+          f"again and the answer to its DELETE was {small['window']} ms; the Storage proof took {small['proof_delete']} ms of the run.")
     projected = small["community"] * small["n"] / COMMUNITY_SAMPLE
     print(f"The community approach (POST /object/list, 100 a page, one lookup per name): {small['community']:.1f} s and "
           f"{small['community_requests']:,} requests for the first {COMMUNITY_SAMPLE:,} objects ({small['community_orphans']:,} orphans); "

@@ -104,7 +104,8 @@ struct FenceBudget: Sendable, Equatable {
             select a.role || '''s ' || k.key, (select s.value from s where (s.role = a.role or s.role = '') and s.key = k.key order by s.rank desc limit 1)
             from unnest($1::text[]) as a(role) cross join unnest(array['statement_timeout', 'lock_timeout']) as k(key)
             union all
-            select 'function ' || p.oid::regprocedure::text || '''s ' || split_part(x.c, '=', 1), substr(x.c, strpos(x.c, '=') + 1)
+            select format('function %I.%I(%s)''s %s', n.nspname, p.proname, oidvectortypes(p.proargtypes), split_part(x.c, '=', 1)),
+                   substr(x.c, strpos(x.c, '=') + 1)
             from pg_proc p join pg_namespace n on n.oid = p.pronamespace cross join lateral unnest(p.proconfig) as x(c)
             where n.nspname not in ('pg_catalog', 'information_schema', 'steward') and n.nspname !~ '^pg_'
               and split_part(x.c, '=', 1) in ('statement_timeout', 'lock_timeout')

@@ -452,4 +452,81 @@ struct FenceBudgetTests {
             #expect(try w.audited() == Set((0..<6).map { "slow\($0).jpeg" }))
         }
     }
+
+    @Test("a save under the smallest timeout (1s) of a function's own settings (as PostgREST applies them) or of a role that may write the profiles, during the fence, succeeds; the log names what set the budget; nothing is lost",
+          arguments: ["function", "role"])
+    func writersTimeout(_ source: String) throws {
+        try AvatarWorld.with(users: 2) { w in
+            let admin = try w.db.connectAsAdmin()
+            // The app's RPC, declared the way a team bounds a hot path; PostgREST reads the function's own settings and
+            // applies them to the request's transaction before the call.
+            // Or a back-office role that writes the profiles directly, with its own timeout.
+            if source == "function" {
+                try admin.execute("""
+                    create function public.save_profile(name text) returns void language sql security invoker
+                    set statement_timeout = '1s' as $$ update public.profiles set full_name = name where id = (select auth.uid()) $$;
+                    grant execute on function public.save_profile(text) to authenticated;
+                    """)
+            } else {
+                try admin.execute("""
+                    do $$ begin if not exists (select from pg_roles where rolname = 'steward_test_backoffice') then
+                      create role steward_test_backoffice login password 'steward-local'; end if; end $$;
+                    alter role steward_test_backoffice bypassrls;   -- a back-office tool, not under the users' policies
+                    alter role steward_test_backoffice set statement_timeout = '1s';
+                    grant usage on schema public to steward_test_backoffice;
+                    grant select, update on public.profiles to steward_test_backoffice;
+                    """)
+            }
+            defer {
+                if source == "role" {
+                    try? admin.execute("""
+                        revoke all on public.profiles from steward_test_backoffice; revoke usage on schema public from steward_test_backoffice;
+                        alter role steward_test_backoffice reset all
+                        """)
+                }
+            }
+            try w.seed(orphans: (0..<6).map { "rpc\($0).jpeg" }, kept: 1)
+            try w.storage.faults(["delay_ms": 3000])
+            let app = try w.db.connect(as: source == "function" ? "authenticator" : "steward_test_backoffice")
+            let job = try w.start(["--force"], config: "batch_size = 2\nfence_request_timeout = 30s\n")
+            // Watched closely: with a 1 s limit the fence holds writes for half a second at most.
+            let deadline = Date().addingTimeInterval(30)
+            var fenced = false
+            while !fenced && Date() < deadline {
+                fenced = (try admin.query("select count(*) from pg_locks where relation = 'public.profiles'::regclass and mode = 'ShareLock' and granted")
+                    .rows[0].decode(Int.self, at: 0)) > 0
+                if !fenced { usleep(5_000) }
+            }
+            #expect(fenced, "the fence was never seen")
+            let started = Date()
+            var saveError = ""
+            do {
+                if source == "function" {
+                    try w.db.request(as: w.users[1], on: app) { c in
+                        try c.query("select set_config('statement_timeout', '1s', true)")
+                        try c.query("select public.save_profile('saved by rpc')")
+                    }
+                } else {
+                    try app.query("update public.profiles set full_name = 'saved by rpc' where id = $1::uuid", [w.users[1]])
+                }
+            } catch {
+                saveError = "\(error)"
+            }
+            let waited = Date().timeIntervalSince(started)
+            let result = job.wait(timeout: 60)
+            #expect(saveError.isEmpty, "the save was cancelled after \(waited) s: \(saveError)")
+            #expect(waited > 0.05, "the save queued behind the fence (\(waited) s)")
+            let setBy = source == "function" ? "function public.save_profile(text)'s statement_timeout" : "steward_test_backoffice's statement_timeout"
+            #expect(result.stderr.contains("set_by=\"\(setBy)\""), "the log names what set the budget: \(result.output)")
+            #expect(result.stdout.contains("fence_request_timeout_ms=375"), "half of 1 s, minus the lock wait: \(result.stdout)")
+            #expect(result.exitCode != 0 && result.stdout.contains("ran into fence_request_timeout"), "\(result.output)")
+            #expect(try admin.query("select full_name from public.profiles where id = $1::uuid", [w.users[1]]).rows[0].decode(String?.self, at: 0) == "saved by rpc")
+            usleep(3_500_000)   // the emulator finishes the request it was given
+            try w.storage.faults(["delay_ms": 0])
+            let (again, _) = try w.run(["--force"])
+            #expect(again.exitCode == 0, "\(again.output)")
+            #expect(try w.storage.objects() == ["keep0.jpeg"])
+            #expect(try w.audited() == Set((0..<6).map { "rpc\($0).jpeg" }), "every deletion audited once the next run settles")
+        }
+    }
 }
